@@ -1,0 +1,46 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "magnets",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "MagnetsCore", targets: ["MagnetsCore"]),
+        .library(name: "MagnetsStore", targets: ["MagnetsStore"]),
+        .executable(name: "magnets", targets: ["magnets"]),
+        .executable(name: "magnets-bench", targets: ["magnets-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // The rules: no dependencies at all, so an app can embed the very rules the CLI uses.
+        .target(name: "MagnetsCore"),
+
+        // The board file: schema, op log, derived state, sync, bundles.
+        .target(
+            name: "MagnetsStore",
+            dependencies: ["MagnetsCore", .product(name: "GRDB", package: "GRDB.swift")],
+            plugins: ["EmbedMigrations"]
+        ),
+
+        // The command line: parses, calls the store, prints.
+        .executableTarget(
+            name: "magnets",
+            dependencies: ["MagnetsStore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        // Benchmarks that print their figures (release mode).
+        .executableTarget(name: "magnets-bench", dependencies: ["MagnetsCore", "MagnetsStore"]),
+
+        // Turns Migrations/*.sql into Swift at build time, so the binary carries its schema.
+        .executableTarget(name: "embed-migrations"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+
+        .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
+        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore"]),
+        .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,189 @@
+/// A strict JSON parser (RFC 8259) for one value, with limits on depth and size so that hostile
+/// input ends in an error, never a crash.
+public struct JSONParser {
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var message: String
+        public var offset: Int
+        public var description: String { "\(message) at byte \(offset)" }
+    }
+
+    let bytes: [UInt8]
+    var i = 0
+    let maxDepth: Int
+
+    /// Parses `text`, which must hold exactly one JSON value (surrounding whitespace allowed).
+    public static func parse(_ text: some StringProtocol, maxDepth: Int = 64) throws(Failure) -> JSONValue {
+        var parser = JSONParser(bytes: Array(text.utf8), maxDepth: maxDepth)
+        parser.skipSpace()
+        let value = try parser.value(depth: 0)
+        parser.skipSpace()
+        guard parser.i == parser.bytes.count else { throw parser.fail("unexpected text after the value") }
+        return value
+    }
+
+    init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    func fail(_ message: String) -> Failure { Failure(message: message, offset: i) }
+
+    mutating func skipSpace() {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+    }
+
+    mutating func value(depth: Int) throws(Failure) -> JSONValue {
+        guard depth < maxDepth else { throw fail("nested too deeply") }
+        guard i < bytes.count else { throw fail("unexpected end") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            var pairs: [(String, JSONValue)] = []
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
+            while true {
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a key") }
+                let key = try string()
+                if pairs.contains(where: { $0.0 == key }) { throw fail("duplicate key '\(key)'") }
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                i += 1
+                skipSpace()
+                pairs.append((key, try value(depth: depth + 1)))
+                skipSpace()
+                guard i < bytes.count else { throw fail("unexpected end") }
+                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
+                throw fail("expected ',' or '}'")
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            var items: [JSONValue] = []
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            while true {
+                skipSpace()
+                items.append(try value(depth: depth + 1))
+                skipSpace()
+                guard i < bytes.count else { throw fail("unexpected end") }
+                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                throw fail("expected ',' or ']'")
+            }
+        case UInt8(ascii: "\""):
+            return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        default:
+            return .number(try number())
+        }
+    }
+
+    mutating func literal(_ word: String) throws(Failure) {
+        let w = Array(word.utf8)
+        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else { throw fail("unexpected character") }
+        i += w.count
+    }
+
+    mutating func number() throws(Failure) -> Double {
+        let start = i
+        if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+        func digits() -> Int {
+            let s = i
+            while i < bytes.count, (48...57).contains(bytes[i]) { i += 1 }
+            return i - s
+        }
+        guard i < bytes.count, (48...57).contains(bytes[i]) else { throw fail("unexpected character") }
+        if bytes[i] == 48 { i += 1 } else { _ = digits() }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digits() > 0 else { throw fail("bad number") }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { throw fail("bad number") }
+        }
+        guard i - start <= 64, let text = String(validating: bytes[start..<i], as: UTF8.self),
+              let n = Double(text), n.isFinite else { throw fail("number out of range") }
+        return n
+    }
+
+    mutating func string() throws(Failure) -> String {
+        i += 1 // opening quote
+        var scalars = String.UnicodeScalarView()
+        var runStart = i
+        func flush(_ until: Int) throws(Failure) {
+            guard until > runStart else { return }
+            guard let chunk = String(validating: bytes[runStart..<until], as: UTF8.self) else {
+                throw fail("invalid UTF-8")
+            }
+            scalars.append(contentsOf: chunk.unicodeScalars)
+        }
+        while true {
+            guard i < bytes.count else { throw fail("unterminated string") }
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") {
+                try flush(i)
+                i += 1
+                return String(scalars)
+            }
+            if b < 0x20 { throw fail("control character in a string") }
+            if b == UInt8(ascii: "\\") {
+                try flush(i)
+                i += 1
+                guard i < bytes.count else { throw fail("unterminated string") }
+                let e = bytes[i]
+                i += 1
+                switch e {
+                case UInt8(ascii: "\""): scalars.append("\"")
+                case UInt8(ascii: "\\"): scalars.append("\\")
+                case UInt8(ascii: "/"): scalars.append("/")
+                case UInt8(ascii: "b"): scalars.append("\u{08}")
+                case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                case UInt8(ascii: "n"): scalars.append("\n")
+                case UInt8(ascii: "r"): scalars.append("\r")
+                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800...0xDBFF).contains(code) {
+                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                            throw fail("lone surrogate")
+                        }
+                        i += 2
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw fail("lone surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw fail("lone surrogate") }
+                    scalars.append(scalar)
+                default:
+                    throw fail("bad escape")
+                }
+                runStart = i
+                continue
+            }
+            i += 1
+        }
+    }
+
+    mutating func hex4() throws(Failure) -> UInt32 {
+        guard i + 4 <= bytes.count else { throw fail("bad \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let b = bytes[i]
+            let digit: UInt32
+            switch b {
+            case 48...57: digit = UInt32(b - 48)
+            case 97...102: digit = UInt32(b - 87)
+            case 65...70: digit = UInt32(b - 55)
+            default: throw fail("bad \\u escape")
+            }
+            value = value * 16 + digit
+            i += 1
+        }
+        return value
+    }
+}

@@ -1,0 +1,64 @@
+/// The id of an operation: the replica that made it and its sequence number there (from 1).
+/// Written `REPLICA:SEQ` (`alice:7`).
+public struct OpID: Hashable, Codable, Sendable, CustomStringConvertible {
+    public var replica: String
+    public var seq: Int
+
+    public init(replica: String, seq: Int) {
+        self.replica = replica
+        self.seq = seq
+    }
+
+    /// Parses `REPLICA:SEQ`.
+    public init?(_ text: some StringProtocol) {
+        guard let colon = text.lastIndex(of: ":"),
+              let seq = Int(text[text.index(after: colon)...]), seq >= 1 else { return nil }
+        let replica = String(text[..<colon])
+        guard Validation.isReplicaID(replica) else { return nil }
+        self.init(replica: replica, seq: seq)
+    }
+
+    public var description: String { "\(replica):\(seq)" }
+}
+
+/// The id of a magnet: the id of the op that pulled it, written `REPLICA-SEQ` (`alice-7`). Unique
+/// across every copy of a board.
+public struct MagnetID: Hashable, Codable, Sendable, Comparable, CustomStringConvertible {
+    public var replica: String
+    public var seq: Int
+
+    public init(replica: String, seq: Int) {
+        self.replica = replica
+        self.seq = seq
+    }
+
+    /// The magnet pulled by `op`.
+    public init(pulledBy op: OpID) {
+        self.init(replica: op.replica, seq: op.seq)
+    }
+
+    /// Parses `REPLICA-SEQ`.
+    public init?(_ text: some StringProtocol) {
+        guard let dash = text.lastIndex(of: "-"),
+              let seq = Int(text[text.index(after: dash)...]), seq >= 1 else { return nil }
+        let replica = String(text[..<dash])
+        guard Validation.isReplicaID(replica) else { return nil }
+        self.init(replica: replica, seq: seq)
+    }
+
+    public var description: String { "\(replica)-\(seq)" }
+
+    /// By replica id (bytewise), then seq: the order of `show` listings.
+    public static func < (a: MagnetID, b: MagnetID) -> Bool {
+        if a.replica != b.replica { return ReplicaOrder.precedes(a.replica, b.replica) }
+        return a.seq < b.seq
+    }
+}
+
+/// Replica ids compare bytewise (they are ASCII, so this is also their character order).
+public enum ReplicaOrder {
+    @inline(__always)
+    public static func precedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+}

@@ -1,0 +1,97 @@
+/// The rules for everything a user or a file can name: letters, colors, replica ids, names and
+/// numbers. The CLI checks input with these before a file is opened, and the store checks every
+/// op read from a file or bundle with them before it can reach a board.
+public enum Validation {
+    /// Board sides: finite, 1…100 000.
+    public static let boardSideRange: ClosedRange<Double> = 1...100_000
+    /// Magnet sides: finite, 1…1000.
+    public static let magnetSideRange: ClosedRange<Double> = 1...1000
+    /// The largest magnitude accepted for a coordinate anywhere (points, rects, paths).
+    public static let coordinateLimit: Double = 1_000_000
+    /// The most points a path may have.
+    public static let maxPathPoints = 10_000
+    /// The largest count a single `tray.add` may add, and the most a tile can hold.
+    public static let maxTileCount = 1_000_000_000
+    /// The largest zone capacity.
+    public static let maxCapacity = 1_000_000
+
+    /// `[a-z][a-z0-9_]{0,31}`.
+    public static func isReplicaID(_ s: String) -> Bool {
+        let bytes = Array(s.utf8)
+        guard (1...32).contains(bytes.count), (97...122).contains(bytes[0]) else { return false }
+        return bytes.dropFirst().allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
+    }
+
+    /// A color name: `[a-z][a-z0-9-]{0,31}`.
+    public static func isColor(_ s: String) -> Bool {
+        let bytes = Array(s.utf8)
+        guard (1...32).contains(bytes.count), (97...122).contains(bytes[0]) else { return false }
+        return bytes.dropFirst().allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
+    }
+
+    /// A zone or boundary name: 1–64 characters, no whitespace, control or format characters, no
+    /// commas (lists of names are comma-separated).
+    public static func isName(_ s: String) -> Bool {
+        guard (1...64).contains(s.count) else { return false }
+        return s.unicodeScalars.allSatisfy { scalar in
+            !scalar.properties.isWhitespace && !isControlOrFormat(scalar) && scalar != ","
+        }
+    }
+
+    /// An author name: 1–64 characters with no control characters.
+    public static func isAuthor(_ s: String) -> Bool {
+        (1...64).contains(s.count) && !s.unicodeScalars.contains(where: { isControl($0) })
+    }
+
+    /// Why `s` cannot be a magnet's letter, or `nil` when it can: exactly one grapheme cluster,
+    /// not whitespace, a control or a format character.
+    public static func letterProblem(_ s: String) -> String? {
+        guard s.count == 1 else {
+            return s.isEmpty ? "a letter cannot be empty" : "'\(s)' is \(s.count) letters, not one"
+        }
+        if s.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
+            return "a letter cannot be whitespace"
+        }
+        // A format character may join the parts of one emoji (U+200D), but it cannot be the
+        // letter itself; control, unassigned and private-use characters are never letters.
+        let scalars = Array(s.unicodeScalars)
+        if isFormat(scalars[0]) || scalars.contains(where: { isControl($0) }) {
+            return "a letter cannot be a control or format character"
+        }
+        return nil
+    }
+
+    static func isFormat(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .format
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .surrogate, .privateUse, .unassigned, .lineSeparator, .paragraphSeparator:
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func isControlOrFormat(_ scalar: Unicode.Scalar) -> Bool {
+        isControl(scalar) || isFormat(scalar)
+    }
+
+    /// `true` when the number is finite and within `range`.
+    public static func isValid(_ value: Double, in range: ClosedRange<Double>) -> Bool {
+        value.isFinite && range.contains(value)
+    }
+
+    /// `true` when the point's coordinates are finite and within `coordinateLimit`.
+    public static func isValid(_ p: Point) -> Bool {
+        p.isFinite && abs(p.x) <= coordinateLimit && abs(p.y) <= coordinateLimit
+    }
+}
+
+extension Validation {
+    /// A board name: 0–64 characters with no control characters.
+    public static func isBoardName(_ s: String) -> Bool {
+        s.count <= 64 && !s.unicodeScalars.contains(where: { isControl($0) })
+    }
+}

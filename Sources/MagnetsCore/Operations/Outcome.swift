@@ -1,0 +1,59 @@
+/// What the rules made of one op at its place in the replay order: derived, never synced.
+public struct Outcome: Hashable, Codable, Sendable {
+    public var events: [Event]
+    /// Why the op was rejected (then it changed nothing), or `nil`.
+    public var rejection: Rejection?
+    /// Zones the magnet would have been captured by had they not been full: it passed over them.
+    public var passedOver: [String]
+    /// Zones this op filled to capacity (by a capture).
+    public var filled: [String]
+
+    public init(events: [Event], rejection: Rejection? = nil, passedOver: [String] = [], filled: [String] = []) {
+        self.events = events
+        self.rejection = rejection
+        self.passedOver = passedOver
+        self.filled = filled
+    }
+
+    public static func rejected(_ why: Rejection) -> Outcome {
+        Outcome(events: [.rejected(reason: why.description)], rejection: why)
+    }
+
+    public var isRejected: Bool { rejection != nil }
+}
+
+/// Why an op changes nothing at its place in the replay order.
+public enum Rejection: Hashable, Codable, Sendable, CustomStringConvertible {
+    case noBoard
+    case boardExists
+    case unknownMagnet(MagnetID)
+    case noTile(TileKey)
+    case trayEmpty(TileKey)
+    case zoneNameTaken(String)
+    case unknownZone(String)
+    case boundaryNameTaken(String)
+    case unknownBoundary(String)
+    /// A pull path that scrolls the tray or never becomes a swipe.
+    case notAPull(Swipe?)
+    /// A payload no rule accepts (out-of-range numbers, an empty path …).
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .noBoard: return "no board: the first op of a board creates it"
+        case .boardExists: return "the board already exists"
+        case .unknownMagnet(let m): return "no magnet \(m) on the board"
+        case .noTile(let t): return "no '\(t.letter)' \(t.color) tile in the tray"
+        case .trayEmpty(let t): return "tray empty: no '\(t.letter)' \(t.color) left"
+        case .zoneNameTaken(let n): return "zone name '\(n)' is taken"
+        case .unknownZone(let n): return "no zone '\(n)'"
+        case .boundaryNameTaken(let n): return "boundary name '\(n)' is taken"
+        case .unknownBoundary(let n): return "no boundary '\(n)'"
+        case .notAPull(let swipe?):
+            return "the path is a \(swipe.rawValue) swipe: it scrolls the tray and pulls nothing (pull with a downward swipe)"
+        case .notAPull(nil):
+            return "the path never becomes a swipe (more than 16 points down, under 12 sideways)"
+        case .invalid(let why): return why
+        }
+    }
+}

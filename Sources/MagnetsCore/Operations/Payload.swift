@@ -1,0 +1,69 @@
+/// Where a pull or a move goes.
+public enum Target: Hashable, Codable, Sendable {
+    /// `--to X,Y`: for a move, the one-point path; for a pull, a drop straight at the point.
+    case point(Point)
+    /// `--path "X,Y X,Y …"`: for a move, the points dragged through; for a pull, the touch path
+    /// that starts where the finger lands on the tray (R5).
+    case path([Point])
+
+    /// The points of the target, in order.
+    public var points: [Point] {
+        switch self {
+        case .point(let p): return [p]
+        case .path(let ps): return ps
+        }
+    }
+}
+
+/// What an op asks for (SPEC §3).
+public enum Payload: Hashable, Codable, Sendable {
+    case createBoard(name: String, size: Size)
+    case resize(Size)
+    /// `count == nil` makes the tile unlimited for good.
+    case trayAdd(letter: String, color: String, size: Size, count: Int?)
+    case zoneAdd(Zone)
+    case zoneRemove(name: String)
+    case boundaryAdd(Boundary)
+    case boundaryRemove(name: String)
+    case pull(letter: String, color: String, target: Target)
+    /// `move --by` is recorded as the absolute target it meant.
+    case move(magnet: MagnetID, target: Target)
+    case returnMagnet(MagnetID)
+
+    /// The op names of SPEC §3.
+    public enum Kind: String, CaseIterable, Codable, Sendable {
+        case createBoard = "board.create"
+        case resize = "board.resize"
+        case trayAdd = "tray.add"
+        case zoneAdd = "zone.add"
+        case zoneRemove = "zone.remove"
+        case boundaryAdd = "boundary.add"
+        case boundaryRemove = "boundary.remove"
+        case pull = "magnet.pull"
+        case move = "magnet.move"
+        case returnMagnet = "magnet.return"
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .createBoard: return .createBoard
+        case .resize: return .resize
+        case .trayAdd: return .trayAdd
+        case .zoneAdd: return .zoneAdd
+        case .zoneRemove: return .zoneRemove
+        case .boundaryAdd: return .boundaryAdd
+        case .boundaryRemove: return .boundaryRemove
+        case .pull: return .pull
+        case .move: return .move
+        case .returnMagnet: return .returnMagnet
+        }
+    }
+
+    /// The magnet this op names, for moves and returns.
+    public var magnet: MagnetID? {
+        switch self {
+        case .move(let m, _), .returnMagnet(let m): return m
+        default: return nil
+        }
+    }
+}

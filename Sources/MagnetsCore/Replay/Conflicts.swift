@@ -1,0 +1,135 @@
+/// A pair of concurrent ops where the earlier in the replay order changed what the later did.
+public struct Conflict: Hashable, Codable, Sendable {
+    /// What the two ops were both about.
+    public enum Subject: Hashable, Codable, Sendable, CustomStringConvertible {
+        case magnet(MagnetID)
+        case tile(TileKey)
+        case zone(String)
+        case boundary(String)
+
+        /// `magnet alice-3`, `tile A red`, `zone slot`, `boundary floor`.
+        public var description: String {
+            switch self {
+            case .magnet(let m): return "magnet \(m)"
+            case .tile(let t): return "tile \(t)"
+            case .zone(let z): return "zone \(z)"
+            case .boundary(let b): return "boundary \(b)"
+            }
+        }
+    }
+
+    public var earlier: OpID
+    public var later: OpID
+    public var on: Subject
+    /// One sentence: who won, who was rejected or passed over.
+    public var settled: String
+
+    public init(earlier: OpID, later: OpID, on: Subject, settled: String) {
+        self.earlier = earlier
+        self.later = later
+        self.on = on
+        self.settled = settled
+    }
+}
+
+extension Conflict {
+    /// Finds every conflict among ops in replay order with their outcomes: for each op, the op
+    /// before it on the same object, when the two are concurrent —
+    /// - both move or return the same magnet (the later starts from where the earlier left it,
+    ///   or is rejected because the magnet went back to the tray);
+    /// - the earlier took the last of a tile the later wanted;
+    /// - the earlier filled the zone that would have captured the later;
+    /// - both name the same zone or boundary (add/add, remove/remove).
+    ///
+    /// - Complexity: O(n) in the number of ops.
+    public static func find(in ops: some Collection<Operation>, outcomes: some Collection<Outcome>) -> [Conflict] {
+        var found: [Conflict] = []
+        var lastOnMagnet: [MagnetID: Operation] = [:]
+        var emptiedTile: [TileKey: Operation] = [:]
+        var filledZone: [String: Operation] = [:]
+        var namedZone: [String: Operation] = [:]
+        var removedZone: [String: Operation] = [:]
+        var namedBoundary: [String: Operation] = [:]
+        var removedBoundary: [String: Operation] = [:]
+
+        func check(_ earlier: Operation?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
+            guard let earlier, earlier.isConcurrent(with: later) else { return }
+            found.append(Conflict(earlier: earlier.id, later: later.id, on: subject, settled: settled(earlier)))
+        }
+
+        for (op, outcome) in zip(ops, outcomes) {
+            let rejected = outcome.rejection
+            for zone in outcome.passedOver {
+                check(filledZone[zone], op, .zone(zone)) { e in
+                    "\(e.id) filled zone '\(zone)' first; \(op.id) passed over it as full"
+                }
+            }
+            switch op.payload {
+            case .move(let m, _), .returnMagnet(let m):
+                check(lastOnMagnet[m], op, .magnet(m)) { e in
+                    let earlierDid = e.kind == .returnMagnet ? "returned it to the tray" : "moved it"
+                    if rejected != nil {
+                        return "\(e.id) \(earlierDid) first; \(op.id) was rejected (\(rejected!))"
+                    }
+                    if op.kind == .returnMagnet {
+                        return "\(op.id) comes later and wins: it returned the magnet after \(e.id) moved it"
+                    }
+                    return "\(op.id) comes later and wins: its drag started where \(e.id) left the magnet"
+                }
+                if rejected == nil { lastOnMagnet[m] = op }
+            case .pull(let letter, let color, _):
+                let key = TileKey(letter: letter, color: color)
+                if case .trayEmpty = rejected {
+                    check(emptiedTile[key], op, .tile(key)) { e in
+                        "\(e.id) took the last '\(letter)' \(color); \(op.id) was rejected (tray empty)"
+                    }
+                } else if rejected == nil, case .pulled? = outcome.events.first {
+                    emptiedTile[key] = op // only read when a later pull finds the tile empty
+                }
+            case .trayAdd(let letter, let color, _, _):
+                emptiedTile[TileKey(letter: letter, color: color)] = nil
+            case .zoneAdd(let zone):
+                if case .zoneNameTaken = rejected {
+                    check(namedZone[zone.name], op, .zone(zone.name)) { e in
+                        "\(e.id) added zone '\(zone.name)' first; \(op.id) was rejected (name taken)"
+                    }
+                } else if rejected == nil {
+                    namedZone[zone.name] = op
+                    removedZone[zone.name] = nil
+                    filledZone[zone.name] = nil
+                }
+            case .zoneRemove(let name):
+                if case .unknownZone = rejected {
+                    check(removedZone[name], op, .zone(name)) { e in
+                        "\(e.id) removed zone '\(name)' first; \(op.id) was rejected (no such zone)"
+                    }
+                } else if rejected == nil {
+                    removedZone[name] = op
+                    namedZone[name] = nil
+                }
+            case .boundaryAdd(let b):
+                if case .boundaryNameTaken = rejected {
+                    check(namedBoundary[b.name], op, .boundary(b.name)) { e in
+                        "\(e.id) added boundary '\(b.name)' first; \(op.id) was rejected (name taken)"
+                    }
+                } else if rejected == nil {
+                    namedBoundary[b.name] = op
+                    removedBoundary[b.name] = nil
+                }
+            case .boundaryRemove(let name):
+                if case .unknownBoundary = rejected {
+                    check(removedBoundary[name], op, .boundary(name)) { e in
+                        "\(e.id) removed boundary '\(name)' first; \(op.id) was rejected (no such boundary)"
+                    }
+                } else if rejected == nil {
+                    removedBoundary[name] = op
+                    namedBoundary[name] = nil
+                }
+            case .createBoard, .resize:
+                break
+            }
+            for zone in outcome.filled { filledZone[zone] = op }
+        }
+        return found
+    }
+}

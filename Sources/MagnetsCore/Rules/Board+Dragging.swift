@@ -1,0 +1,140 @@
+// R2 — collision boundaries, R3 — snap zones: a drag and the drop that ends it.
+extension Board {
+    /// Drags `magnet` from where it is through `points` (already clamped by R1), then applies the
+    /// drop rules where the drag ended. Appends what happened to `events` and the full zones it
+    /// passed over to `passedOver`; updates zone occupancy. The caller stores the magnet back.
+    ///
+    /// The drag ends at the first of: entering an available zone other than its parent (capture;
+    /// the rest of the path is ignored), a boundary contact, the end of the path.
+    ///
+    /// - Complexity: O(legs × (zones + boundaries)); independent of the legs' lengths.
+    mutating func drag(_ magnet: inout Magnet, through points: [Point],
+                       events: inout [Event], passedOver: inout [String]) {
+        let start = magnet.center
+        let size = magnet.size
+        var current = start
+        for target in points {
+            let sweep = Sweep(from: current, to: target, size: size)
+            let box = sweep.bounds
+            // The first available zone entered on this leg (R3).
+            var best: (entry: Sweep.ZoneEntry, index: Int)?
+            var full: [(t: Double, name: String)] = []
+            for index in zones.indices {
+                let zone = zones[index]
+                guard zone.name != magnet.zone, zone.accepts(color: magnet.color),
+                      Board.mayMeet(box, zone.rect), let entry = sweep.entry(into: zone.rect) else { continue }
+                if zone.occupancy >= zone.capacity {
+                    full.append((entry.t, zone.name))
+                } else if best.map({ Board.entersFirst(entry, before: $0.entry) }) ?? true {
+                    best = (entry, index)
+                }
+            }
+            // The first boundary touched on this leg that holds the magnet (R2).
+            var contact: (t: Double, index: Int)?
+            for index in boundaries.indices {
+                let segment = boundaries[index].segment
+                guard Board.mayMeet(box, segment),
+                      !Sweep.segment(segment, piercesRectAt: start, size: size),
+                      let t = sweep.contact(with: segment) else { continue }
+                if contact.map({ t < $0.t }) ?? true { contact = (t, index) }
+            }
+            let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
+            for zone in full where zone.t <= endT && !passedOver.contains(zone.name) {
+                passedOver.append(zone.name)
+            }
+            if let best, contact.map({ best.entry.t <= $0.t }) ?? true {
+                capture(&magnet, into: best.index, events: &events)
+                return
+            }
+            if let contact {
+                let at = clamp(Point(x: Geometry.quantized(sweep.point(at: contact.t).x),
+                                     y: Geometry.quantized(sweep.point(at: contact.t).y)), size: size)
+                magnet.center = at
+                events.append(.contact(boundary: boundaries[contact.index].name, at: at))
+                drop(&magnet, events: &events, passedOver: &passedOver)
+                return
+            }
+            current = target
+        }
+        magnet.center = current
+        drop(&magnet, events: &events, passedOver: &passedOver)
+    }
+
+    /// The drop rules where a drag ended (or where a magnet was placed): an available zone other
+    /// than the parent captures it (largest overlap, then earliest-created); else overlapping its
+    /// parent recaptures it; else a magnet that had a parent escapes; else it stays free.
+    mutating func drop(_ magnet: inout Magnet, events: inout [Event], passedOver: inout [String]) {
+        let rect = magnet.rect
+        var best: (area: Double, index: Int)?
+        for index in zones.indices {
+            let zone = zones[index]
+            guard zone.name != magnet.zone, zone.accepts(color: magnet.color), rect.overlaps(zone.rect) else { continue }
+            if zone.occupancy >= zone.capacity {
+                if !passedOver.contains(zone.name) { passedOver.append(zone.name) }
+                continue
+            }
+            let area = rect.overlapArea(with: zone.rect)
+            if best.map({ area > $0.area }) ?? true { best = (area, index) }
+        }
+        if let best {
+            capture(&magnet, into: best.index, events: &events)
+            return
+        }
+        guard let parent = magnet.zone else { return }
+        if let index = zoneIndex(named: parent), rect.overlaps(zones[index].rect) {
+            let at = clamp(zones[index].rect.center, size: magnet.size)
+            magnet.center = at
+            events.append(.recapture(zone: parent, at: at))
+        } else {
+            release(&magnet)
+            events.append(.escape(magnet: magnet.id, zone: parent, at: magnet.center))
+        }
+    }
+
+    /// Snaps the magnet to the zone's center (clamped by R1) and makes the zone its parent.
+    mutating func capture(_ magnet: inout Magnet, into index: Int, events: inout [Event]) {
+        release(&magnet)
+        let zone = zones[index]
+        let at = clamp(zone.rect.center, size: magnet.size)
+        magnet.center = at
+        magnet.zone = zone.name
+        zones[index].occupancy += 1
+        events.append(.capture(zone: zone.name, at: at))
+    }
+
+    /// Frees the magnet from its parent zone, if any.
+    mutating func release(_ magnet: inout Magnet) {
+        if let parent = magnet.zone, let index = zoneIndex(named: parent) {
+            zones[index].occupancy -= 1
+        }
+        magnet.zone = nil
+    }
+
+    /// Of two zones entered on one leg, the one that wins: the earlier entry; at the same point,
+    /// one already overlapped at the start, then the larger overlap just after entry (the shared
+    /// edge length, or the shared area when overlapping from the start). Equal ones go to the
+    /// earlier-created zone, which the caller sees first.
+    @inline(__always)
+    static func entersFirst(_ a: Sweep.ZoneEntry, before b: Sweep.ZoneEntry) -> Bool {
+        if a.t != b.t { return a.t < b.t }
+        if a.atStart != b.atStart { return a.atStart }
+        return a.measure > b.measure
+    }
+
+    /// A cheap test that a leg's bounds can reach a rect at all (closed, with the tolerance).
+    @inline(__always)
+    static func mayMeet(_ box: Rect, _ rect: Rect) -> Bool {
+        let tol = Geometry.tolerance
+        return box.minX <= rect.maxX + tol && rect.minX <= box.maxX + tol
+            && box.minY <= rect.maxY + tol && rect.minY <= box.maxY + tol
+    }
+
+    @inline(__always)
+    static func mayMeet(_ box: Rect, _ segment: Segment) -> Bool {
+        let tol = Geometry.tolerance
+        return box.minX <= max(segment.from.x, segment.to.x) + tol
+            && min(segment.from.x, segment.to.x) <= box.maxX + tol
+            && box.minY <= max(segment.from.y, segment.to.y) + tol
+            && min(segment.from.y, segment.to.y) <= box.maxY + tol
+    }
+}

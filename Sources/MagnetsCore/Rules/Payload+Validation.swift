@@ -1,0 +1,76 @@
+// What every op must satisfy before it can reach a board.
+extension Payload {
+    /// Why the numbers of this payload are out of range (non-finite, too large, an empty path),
+    /// or `nil`. Cheap enough to run on every op that is applied.
+    public var numericProblem: String? {
+        func badPoint(_ p: Point) -> Bool { !Validation.isValid(p) }
+        func badSize(_ s: Size, _ range: ClosedRange<Double>) -> Bool {
+            !Validation.isValid(s.width, in: range) || !Validation.isValid(s.height, in: range)
+        }
+        func badTarget(_ t: Target) -> String? {
+            switch t {
+            case .point(let p): return badPoint(p) ? "a point must be finite and within ±1e6" : nil
+            case .path(let ps):
+                if ps.isEmpty { return "a path needs at least one point" }
+                if ps.count > Validation.maxPathPoints { return "a path has at most \(Validation.maxPathPoints) points" }
+                return ps.contains(where: badPoint) ? "a point must be finite and within ±1e6" : nil
+            }
+        }
+        switch self {
+        case .createBoard(_, let size), .resize(let size):
+            return badSize(size, Validation.boardSideRange) ? "board sides must be 1…100000" : nil
+        case .trayAdd(_, _, let size, let count):
+            if badSize(size, Validation.magnetSideRange) { return "magnet sides must be 1…1000" }
+            if let count, !(1...Validation.maxTileCount).contains(count) { return "count must be 1…\(Validation.maxTileCount)" }
+            return nil
+        case .zoneAdd(let zone):
+            let r = zone.rect
+            if badPoint(r.origin) || !(r.width > 0) || !(r.height > 0)
+                || r.width > 2 * Validation.coordinateLimit || r.height > 2 * Validation.coordinateLimit {
+                return "a zone's rect must be finite with positive width and height"
+            }
+            if !(1...Validation.maxCapacity).contains(zone.capacity) { return "capacity must be 1…\(Validation.maxCapacity)" }
+            return nil
+        case .boundaryAdd(let b):
+            if badPoint(b.segment.from) || badPoint(b.segment.to) { return "a point must be finite and within ±1e6" }
+            return b.segment.hasLength ? nil : "a boundary's two ends must differ"
+        case .pull(_, _, let target), .move(_, let target):
+            return badTarget(target)
+        case .zoneRemove, .boundaryRemove, .returnMagnet:
+            return nil
+        }
+    }
+
+    /// Why this payload can never be applied (any rule of names, letters, colors or numbers), or
+    /// `nil`. The store runs this on every op read from a file or bundle.
+    public var problem: String? {
+        if let numeric = numericProblem { return numeric }
+        func letterOrColor(_ letter: String, _ color: String) -> String? {
+            if let why = Validation.letterProblem(letter) { return why }
+            return Validation.isColor(color) ? nil : "color '\(color)' must match [a-z][a-z0-9-]{0,31}"
+        }
+        switch self {
+        case .createBoard(let name, _):
+            return Validation.isBoardName(name) ? nil : "a board name is at most 64 characters, none of them control characters"
+        case .trayAdd(let letter, let color, _, _), .pull(let letter, let color, _):
+            return letterOrColor(letter, color)
+        case .zoneAdd(let zone):
+            if !Validation.isName(zone.name) { return "zone name '\(zone.name)' is not a valid name" }
+            if let accepts = zone.accepts {
+                if accepts.isEmpty || accepts.count > 64 { return "a zone accepts 1…64 colors" }
+                if let bad = accepts.first(where: { !Validation.isColor($0) }) { return "color '\(bad)' must match [a-z][a-z0-9-]{0,31}" }
+            }
+            return nil
+        case .zoneRemove(let name):
+            return Validation.isName(name) ? nil : "zone name '\(name)' is not a valid name"
+        case .boundaryAdd(let b):
+            return Validation.isName(b.name) ? nil : "boundary name '\(b.name)' is not a valid name"
+        case .boundaryRemove(let name):
+            return Validation.isName(name) ? nil : "boundary name '\(name)' is not a valid name"
+        case .move(let m, _), .returnMagnet(let m):
+            return Validation.isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(m)' is not a magnet id"
+        case .resize:
+            return nil
+        }
+    }
+}
