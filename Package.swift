@@ -25,10 +25,13 @@ let package = Package(
             plugins: ["EmbedMigrations"]
         ),
 
+        // Pictures of a board: the terminal picture, SVG and the timelapse page.
+        .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
+
         // The command line: parses, calls the store, prints.
         .executableTarget(
             name: "magnets",
-            dependencies: ["MagnetsStore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["MagnetsStore", "MagnetsRender", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // Benchmarks that print their figures (release mode).
@@ -40,6 +43,7 @@ let package = Package(
 
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore"]),
+        .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -49,3 +49,28 @@ public struct Board: Hashable, Codable, Sendable {
         magnets.values.filter { $0.zone == zone }.map(\.id).sorted()
     }
 }
+
+// MARK: - Restoring
+
+extension Board {
+    /// A board rebuilt from its parts (as a file stores them). Zone occupancy is recounted from
+    /// the magnets' zones.
+    public init(name: String, size: Size, magnets: [Magnet], zones: [Zone], boundaries: [Boundary],
+                tray: [Tile], topZ: Int, exists: Bool = true) {
+        self.exists = exists
+        self.name = name
+        self.size = size
+        self.magnets = Dictionary(magnets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        self.boundaries = boundaries
+        self.tray = tray
+        self.topZ = topZ
+        var counts: [String: Int] = [:]
+        for m in magnets { if let z = m.zone { counts[z, default: 0] += 1 } }
+        self.zones = zones.map { zone in
+            var zone = zone
+            zone.occupancy = counts[zone.name] ?? 0
+            return zone
+        }
+        for (i, tile) in tray.enumerated() { tileIndex[tile.key] = i }
+    }
+}

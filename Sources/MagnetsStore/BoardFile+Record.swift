@@ -1,0 +1,62 @@
+import GRDB
+import MagnetsCore
+
+/// An op this file made, what it did, and the board after it.
+public struct Recorded: Sendable {
+    public var op: Operation
+    public var outcome: Outcome
+    public var board: Board
+}
+
+// Local commands: one op, appended in its own immediate transaction.
+extension BoardFile {
+    /// Makes one op from the current board, applies it through the one apply road and appends it
+    /// with its outcome and the changed state, all in one transaction. An op the rules would
+    /// reject is refused instead (nothing is written), as is anything `make` throws.
+    ///
+    /// The new op's Lamport number is 1 + the largest in the file, so it sorts last: nothing
+    /// else is replayed.
+    ///
+    /// - Complexity: O(state) to read and diff the current board; independent of the log's length.
+    @discardableResult
+    public func record(author: String, time: Int64 = BoardFile.now(), _ make: (Board) throws -> Payload) throws -> Recorded {
+        try write { db in
+            var index = try LogIndex.load(db)
+            let (board, count) = try BoardFile.loadState(db, index: index)
+            let payload = try make(board)
+            if let problem = payload.problem { throw StoreError.refused(problem) }
+            guard Validation.isAuthor(author) else {
+                throw StoreError.refused("an author name is 1–64 characters with no control characters")
+            }
+            let op = Operation(id: OpID(replica: replica, seq: index.version[replica] + 1),
+                               lamport: index.maxLamport + 1, context: index.version,
+                               author: author, time: time, payload: payload)
+            var next = board
+            let outcome = next.apply(op)
+            if let rejection = outcome.rejection { throw StoreError.refused(rejection.description) }
+            try BoardFile.append(op, outcome, db, index: &index)
+            try BoardFile.saveState(next, replacing: board, ops: count + 1, db, index: &index)
+            if (count + 1) % BoardFile.checkpointInterval == 0 {
+                try BoardFile.saveCheckpoint(Timeline.Checkpoint(position: count + 1, board: next, after: OrderKey(op)), db)
+            }
+            try index.saveReplicas(db)
+            return Recorded(op: op, outcome: outcome, board: next)
+        }
+    }
+
+    /// Writes an op and its outcome (only when not plain) to the log.
+    static func append(_ op: Operation, _ outcome: Outcome, _ db: Database, index: inout LogIndex) throws {
+        try OpCoding.insert(op, into: db, index: &index)
+        if let text = OpCoding.storedEvents(for: op, outcome.events) {
+            let local = LocalID.make(replica: try index.replicaID(op.id.replica, db), seq: op.id.seq)
+            try db.execute(sql: "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)", arguments: [local, text])
+        }
+        index.advance(with: op)
+    }
+
+    static func saveCheckpoint(_ checkpoint: Timeline.Checkpoint, _ db: Database) throws {
+        guard let after = checkpoint.after else { return }
+        try db.execute(sql: "INSERT OR REPLACE INTO checkpoint (position, lamport, replica, board) VALUES (?, ?, ?, ?)",
+                       arguments: [checkpoint.position, after.lamport, after.replica, BoardSnapshot.encode(checkpoint.board)])
+    }
+}

@@ -1,0 +1,118 @@
+import GRDB
+import MagnetsCore
+
+// The derived tables of the current board: read as a `Board`, written back as a diff.
+extension BoardFile {
+    /// The current board from the state tables and the number of ops in the log.
+    static func loadState(_ db: Database, index: LogIndex) throws -> (board: Board, ops: Int) {
+        guard let row = try BoardRecord.fetchOne(db, sql: "SELECT * FROM board WHERE id = 1") else {
+            throw StoreError.mismatch("the board row is missing")
+        }
+        var magnets: [Magnet] = []
+        for r in try Row.fetchAll(db, sql: "SELECT id, letter, color, width, height, x, y, zone, z FROM magnet") {
+            let local: Int64 = r[0]
+            guard let replica = index.replicaNames[LocalID.replica(local)] else {
+                throw StoreError.mismatch("magnet row \(local) names no replica")
+            }
+            magnets.append(Magnet(id: MagnetID(replica: replica, seq: LocalID.seq(local)), letter: r[1], color: r[2],
+                                  size: Size(width: r[3], height: r[4]), center: Point(x: r[5], y: r[6]), zone: r[7], z: r[8]))
+        }
+        let zones = try ZoneRecord.fetchAll(db, sql: "SELECT * FROM zone ORDER BY position").map(\.zone)
+        let boundaries = try BoundaryRecord.fetchAll(db, sql: "SELECT * FROM boundary ORDER BY position").map(\.boundary)
+        let tray = try TileRecord.fetchAll(db, sql: "SELECT * FROM tile ORDER BY position").map(\.tile)
+        let board = Board(name: row.name, size: Size(width: row.width, height: row.height), magnets: magnets,
+                          zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, exists: row.present)
+        return (board, row.ops)
+    }
+
+    /// Writes what changed between `old` and `new` (everything when `old` is nil).
+    ///
+    /// - Complexity: O(magnets + zones + boundaries + tiles) comparisons; writes only changed rows.
+    static func saveState(_ new: Board, replacing old: Board?, ops: Int, _ db: Database, index: inout LogIndex) throws {
+        try BoardRecord(board: new, ops: ops).upsert(db)
+        if old == nil {
+            for table in ["magnet", "zone", "boundary", "tile"] { try db.execute(sql: "DELETE FROM \(table)") }
+        }
+        // Magnets: upsert the changed, delete the gone.
+        let upsert = try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO magnet (id, letter, color, width, height, x, y, zone, z) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for (id, magnet) in new.magnets where old?.magnets[id] != magnet {
+            let local = LocalID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)
+            try upsert.execute(arguments: [local, magnet.letter, magnet.color, magnet.size.width, magnet.size.height,
+                                           magnet.center.x, magnet.center.y, magnet.zone, magnet.z])
+        }
+        if let old {
+            for id in old.magnets.keys where new.magnets[id] == nil {
+                let local = LocalID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)
+                try db.execute(sql: "DELETE FROM magnet WHERE id = ?", arguments: [local])
+            }
+        }
+        // Zones, boundaries and tiles are few: rewrite a list when it changed.
+        func definition(_ zones: [Zone]) -> [Zone] { zones.map { Zone(name: $0.name, rect: $0.rect, capacity: $0.capacity, accepts: $0.accepts) } }
+        if old.map({ definition($0.zones) != definition(new.zones) }) ?? true {
+            try db.execute(sql: "DELETE FROM zone")
+            for (i, zone) in new.zones.enumerated() { try ZoneRecord(position: i, zone: zone).insert(db) }
+        }
+        if old.map({ $0.boundaries != new.boundaries }) ?? true {
+            try db.execute(sql: "DELETE FROM boundary")
+            for (i, b) in new.boundaries.enumerated() { try BoundaryRecord(position: i, boundary: b).insert(db) }
+        }
+        for (i, tile) in new.tray.enumerated() where old.map({ i >= $0.tray.count || $0.tray[i] != tile }) ?? true {
+            try TileRecord(position: i, tile: tile).upsert(db)
+        }
+    }
+}
+
+/// Boards as JSON text, for checkpoints. A checkpoint is derived: one that cannot be read is
+/// rebuilt by replay.
+enum BoardSnapshot {
+    static func encode(_ board: Board) -> String {
+        JSONValue.object([
+            ("exists", .bool(board.exists)), ("name", .string(board.name)),
+            ("width", .number(board.size.width)), ("height", .number(board.size.height)), ("top_z", .int(board.topZ)),
+            ("magnets", .array(board.sortedMagnets.map { m in
+                .array([.string(m.id.description), .string(m.letter), .string(m.color), .number(m.size.width),
+                        .number(m.size.height), .number(m.center.x), .number(m.center.y),
+                        m.zone.map(JSONValue.string) ?? .null, .int(m.z)])
+            })),
+            ("zones", board.zonesJSON), ("boundaries", board.boundariesJSON), ("tray", board.trayJSON),
+        ]).serialized()
+    }
+
+    static func decode(_ text: String) -> Board? {
+        guard let json = try? JSONParser.parse(text, maxDepth: 8),
+              let exists = json["exists"], let name = json["name"]?.stringValue,
+              let width = json["width"]?.doubleValue, let height = json["height"]?.doubleValue,
+              let topZ = json["top_z"]?.intValue,
+              let magnetItems = json["magnets"]?.arrayValue, let zoneItems = json["zones"]?.arrayValue,
+              let boundaryItems = json["boundaries"]?.arrayValue, let tileItems = json["tray"]?.arrayValue else { return nil }
+        var magnets: [Magnet] = []
+        for item in magnetItems {
+            guard let f = item.arrayValue, f.count == 9, let idText = f[0].stringValue, let id = MagnetID(idText),
+                  let letter = f[1].stringValue, let color = f[2].stringValue,
+                  let w = f[3].doubleValue, let h = f[4].doubleValue, let x = f[5].doubleValue, let y = f[6].doubleValue,
+                  let z = f[8].intValue else { return nil }
+            magnets.append(Magnet(id: id, letter: letter, color: color, size: Size(width: w, height: h),
+                                  center: Point(x: x, y: y), zone: f[7].stringValue, z: z))
+        }
+        var zones: [Zone] = []
+        for item in zoneItems {
+            guard case .success(.zoneAdd(let zone)) = Payload.parse(kind: .zoneAdd, from: item) else { return nil }
+            zones.append(zone)
+        }
+        var boundaries: [Boundary] = []
+        for item in boundaryItems {
+            guard case .success(.boundaryAdd(let b)) = Payload.parse(kind: .boundaryAdd, from: item) else { return nil }
+            boundaries.append(b)
+        }
+        var tray: [Tile] = []
+        for item in tileItems {
+            guard let letter = item["letter"]?.stringValue, let color = item["color"]?.stringValue,
+                  let w = item["width"]?.doubleValue, let h = item["height"]?.doubleValue, let r = item["remaining"] else { return nil }
+            tray.append(Tile(letter: letter, color: color, size: Size(width: w, height: h), remaining: r.intValue))
+        }
+        return Board(name: name, size: Size(width: width, height: height), magnets: magnets, zones: zones,
+                     boundaries: boundaries, tray: tray, topZ: topZ, exists: exists == .bool(true))
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+import MagnetsCore
+
+/// One board = one SQLite file in WAL mode. The op log is the truth; the tables of current
+/// state, outcomes and checkpoints are derived from it and updated in the same transaction as
+/// the op they come from.
+///
+/// ```swift
+/// let file = try BoardFile.open("board.magnets")
+/// let recorded = try file.record(author: "alice") { board in
+///     .move(magnet: try board.resolveMagnet("A").get(), target: .point(Point(x: 430, y: 130)))
+/// }
+/// ```
+public final class BoardFile {
+    /// The file's path as given.
+    public let path: String
+    let db: DatabaseQueue
+    /// The board's id, made at `init` and shared by every copy.
+    public let boardID: String
+    /// This file's own replica id.
+    public let replica: String
+
+    /// The format version of files this program writes (`meta.format`).
+    public static let formatVersion = 1
+    /// How many ops apart the stored checkpoints are.
+    public static let checkpointInterval = 16_384
+    /// How long a writer waits for another's lock before it gives up.
+    public static let busyTimeout: TimeInterval = 10
+
+    init(path: String, db: DatabaseQueue, boardID: String, replica: String) {
+        self.path = path
+        self.db = db
+        self.boardID = boardID
+        self.replica = replica
+    }
+
+    // MARK: - Migrations
+
+    /// The migrator for `Migrations/*.sql`, embedded at build time, each applied in its own
+    /// transaction.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for migration in EmbeddedMigrations.all {
+            migrator.registerMigration(migration.name) { db in
+                try db.execute(sql: migration.sql)
+            }
+        }
+        return migrator
+    }
+
+    /// The names of the migrations this program knows, in order.
+    public static var knownMigrations: [String] { EmbeddedMigrations.all.map(\.name) }
+
+    // MARK: - Opening
+
+    static func configuration() -> Configuration {
+        var config = Configuration()
+        config.busyMode = .timeout(busyTimeout)
+        config.label = "magnets"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        return config
+    }
+
+    /// Opens an existing board file, looking before it writes: a missing file, something that is
+    /// not a magnets board, or a file of a newer schema is refused with the file left as it was.
+    public static func open(_ path: String) throws -> BoardFile {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw StoreError.missingFile(path)
+        }
+        guard !isDirectory.boolValue else { throw StoreError.notABoard(path, why: "it is a folder") }
+        try checkHeader(path)
+        let db: DatabaseQueue
+        do {
+            db = try DatabaseQueue(path: path, configuration: configuration())
+        } catch {
+            throw StoreError.notABoard(path, why: describe(error))
+        }
+        do {
+            let (boardID, replica) = try db.read { db -> (String, String) in
+                let tables = try String.fetchSet(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                guard tables.contains("grdb_migrations"), tables.contains("meta") else {
+                    throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
+                }
+                if try migrator.hasBeenSuperseded(db) { throw StoreError.newerSchema(path) }
+                let meta = try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT key, value FROM meta").map {
+                    (String.fromDatabaseValue($0[0]) ?? "", String.fromDatabaseValue($0[1]) ?? "")
+                })
+                if let format = meta["format"].flatMap(Int.init), format > formatVersion { throw StoreError.newerSchema(path) }
+                guard let boardID = meta["board_id"], let replica = meta["replica"], Validation.isReplicaID(replica) else {
+                    throw StoreError.notABoard(path, why: "its board id or replica id is missing")
+                }
+                return (boardID, replica)
+            }
+            // Bring an older schema up to date (each migration in its own transaction).
+            let pending = try db.read { try migrator.hasCompletedMigrations($0) } == false
+            if pending { try migrator.migrate(db) }
+            return BoardFile(path: path, db: db, boardID: boardID, replica: replica)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.notABoard(path, why: describe(error))
+        }
+    }
+
+    /// Refuses files that are not SQLite databases before SQLite sees them.
+    static func checkHeader(_ path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw StoreError.failed("cannot read \(path) (permission denied?)")
+        }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        if header.isEmpty { throw StoreError.notABoard(path, why: "it is empty") }
+        guard header == Data("SQLite format 3\0".utf8) else {
+            throw StoreError.notABoard(path, why: "it is not an SQLite database")
+        }
+    }
+
+    /// Creates a new board file; never overwrites. The file is built under a temporary name in
+    /// the same folder and linked into place only when complete, so a failure leaves nothing.
+    public static func create(_ path: String, name: String, size: Size, replica: String,
+                              author: String, time: Int64 = BoardFile.now()) throws -> BoardFile {
+        guard !FileManager.default.fileExists(atPath: path) else { throw StoreError.fileExists(path) }
+        let boardID = UUID().uuidString.lowercased()
+        let payload = Payload.createBoard(name: name, size: size)
+        if let problem = payload.problem { throw StoreError.refused(problem) }
+        try buildAtomically(path) { tmp in
+            let db = try DatabaseQueue(path: tmp, configuration: configuration())
+            try db.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+            try migrator.migrate(db)
+            try db.write { db in
+                try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('board_id', ?), ('replica', ?), ('format', ?)",
+                               arguments: [boardID, replica, String(formatVersion)])
+                try BoardRecord(board: Board(), ops: 0).insert(db)
+            }
+            let file = BoardFile(path: tmp, db: db, boardID: boardID, replica: replica)
+            _ = try file.record(author: author, time: time) { _ in payload }
+            try db.close()
+        }
+        return try open(path)
+    }
+
+    /// Runs `build` on a fresh temporary path beside `path`, then links the result to `path`
+    /// (failing if something appeared there meanwhile). Nothing is left behind on failure.
+    static func buildAtomically(_ path: String, _ build: (String) throws -> Void) throws {
+        let url = URL(fileURLWithPath: path)
+        let tmp = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).\(UInt32.random(in: 0...UInt32.max)).tmp").path
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(tmp + suffix) }
+        }
+        do {
+            try build(tmp)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.failed("cannot create \(path): \(describe(error))")
+        }
+        if link(tmp, path) != 0 {
+            let code = errno
+            if code == EEXIST { throw StoreError.fileExists(path) }
+            throw StoreError.failed("cannot create \(path): \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// Milliseconds since 1970, now.
+    public static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    /// A one-line description of a database error.
+    static func describe(_ error: Error) -> String {
+        if let error = error as? DatabaseError {
+            return error.message ?? "\(error.resultCode)"
+        }
+        if let error = error as? StoreError { return error.errorDescription ?? "\(error)" }
+        return "\(error)"
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in one IMMEDIATE transaction (the write lock is taken at once, waiting up to
+    /// 10 s for another writer): everything it writes lands, or nothing does.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try db.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            throw StoreError.locked(path)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError {
+            throw StoreError.failed("\(path): \(BoardFile.describe(error))")
+        }
+    }
+
+    /// Runs `body` in a read transaction (a consistent snapshot).
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try db.read(body)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            throw StoreError.locked(path)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError {
+            throw StoreError.failed("\(path): \(BoardFile.describe(error))")
+        }
+    }
+
+    /// Closes the file.
+    public func close() throws { try db.close() }
+}

@@ -1,0 +1,180 @@
+import GRDB
+import MagnetsCore
+
+/// Ops to and from rows of `op`. A move or pull to one point keeps its point in `x`, `y` and
+/// needs no JSON; every other payload field goes into `data`.
+enum OpCoding {
+    static func code(_ kind: Payload.Kind) -> Int {
+        switch kind {
+        case .createBoard: return 1
+        case .resize: return 2
+        case .trayAdd: return 3
+        case .zoneAdd: return 4
+        case .zoneRemove: return 5
+        case .boundaryAdd: return 6
+        case .boundaryRemove: return 7
+        case .pull: return 8
+        case .move: return 9
+        case .returnMagnet: return 10
+        }
+    }
+
+    static func kind(_ code: Int) -> Payload.Kind? {
+        switch code {
+        case 1: return .createBoard
+        case 2: return .resize
+        case 3: return .trayAdd
+        case 4: return .zoneAdd
+        case 5: return .zoneRemove
+        case 6: return .boundaryAdd
+        case 7: return .boundaryRemove
+        case 8: return .pull
+        case 9: return .move
+        case 10: return .returnMagnet
+        default: return nil
+        }
+    }
+
+    static let insertSQL = "INSERT INTO op (id, lamport, context, author, time, kind, magnet, x, y, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static let selectColumns = "id, lamport, context, author, time, kind, magnet, x, y, data"
+
+    /// Appends `op` to the log table (the caller keeps the replica row up to date).
+    static func insert(_ op: Operation, into db: Database, index: inout LogIndex) throws {
+        let replicaID = try index.replicaID(op.id.replica, db)
+        let contextID = try index.contextID(op.context, db)
+        let authorID = try index.authorID(op.author, db)
+        var magnet: Int64?
+        var x: Double?, y: Double?
+        var data: String?
+        switch op.payload {
+        case .move(let m, let target):
+            magnet = LocalID.make(replica: try index.replicaID(m.replica, db), seq: m.seq)
+            switch target {
+            case .point(let p): x = p.x; y = p.y
+            case .path(let ps): data = JSONValue.object([("path", .array(ps.map(JSONValue.point)))]).serialized()
+            }
+        case .returnMagnet(let m):
+            magnet = LocalID.make(replica: try index.replicaID(m.replica, db), seq: m.seq)
+        case .pull(let letter, let color, let target):
+            var fields: [(String, JSONValue)] = [("letter", .string(letter)), ("color", .string(color))]
+            switch target {
+            case .point(let p): x = p.x; y = p.y
+            case .path(let ps): fields.append(("path", .array(ps.map(JSONValue.point))))
+            }
+            data = JSONValue.object(fields).serialized()
+        default:
+            data = JSONValue.object(op.payload.jsonFields).serialized()
+        }
+        let statement = try db.cachedStatement(sql: insertSQL)
+        try statement.execute(arguments: [LocalID.make(replica: replicaID, seq: op.id.seq), op.lamport, contextID,
+                                          authorID, op.time, code(op.kind), magnet, x, y, data])
+    }
+
+    /// Reads an op from a row selected with `selectColumns`, checking it as it goes.
+    static func decode(_ row: Row, index: LogIndex) throws -> Operation {
+        let rowID: Int64 = row[0]
+        guard let replica = index.replicaNames[LocalID.replica(rowID)] else {
+            throw StoreError.invalidOp("op row \(rowID) names no known replica")
+        }
+        let id = OpID(replica: replica, seq: LocalID.seq(rowID))
+        guard id.seq >= 1 else { throw StoreError.invalidOp("op \(id) has seq 0") }
+        let lamport: Int = row[1]
+        let contextID: Int64 = row[2], authorID: Int64 = row[3]
+        guard let context = index.contexts[contextID], let author = index.authorNames[authorID] else {
+            throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
+        }
+        let time: Int64 = row[4]
+        let kindCode: Int = row[5]
+        guard let kind = kind(kindCode) else { throw StoreError.invalidOp("op \(id) has unknown kind \(kindCode)") }
+        func magnetID() throws -> MagnetID {
+            guard let local: Int64 = row[6], let name = index.replicaNames[LocalID.replica(local)] else {
+                throw StoreError.invalidOp("op \(id) names no magnet")
+            }
+            return MagnetID(replica: name, seq: LocalID.seq(local))
+        }
+        func point() -> Point? {
+            guard let x: Double = row[7], let y: Double = row[8] else { return nil }
+            return Point(x: x, y: y)
+        }
+        func data() throws -> JSONValue {
+            guard let text: String = row[9] else { return .object([]) }
+            do { return try JSONParser.parse(text) } catch {
+                throw StoreError.invalidOp("op \(id) has unreadable data: \(error)")
+            }
+        }
+        func target(_ json: JSONValue) throws -> Target {
+            if let p = point() { return .point(p) }
+            guard case .success(.move(_, let target)) = Payload.parse(kind: .move, from: mergedJSON(json, magnet: "x-1")) else {
+                throw StoreError.invalidOp("op \(id) has no target")
+            }
+            return target
+        }
+        let payload: Payload
+        switch kind {
+        case .move:
+            let m = try magnetID()
+            if let p = point() {
+                payload = .move(magnet: m, target: .point(p))
+            } else {
+                payload = .move(magnet: m, target: try target(try data()))
+            }
+        case .returnMagnet:
+            payload = .returnMagnet(try magnetID())
+        case .pull:
+            let json = try data()
+            guard let letter = json["letter"]?.stringValue, let color = json["color"]?.stringValue else {
+                throw StoreError.invalidOp("op \(id) pulls no letter")
+            }
+            payload = .pull(letter: letter, color: color, target: try target(json))
+        default:
+            switch Payload.parse(kind: kind, from: try data()) {
+            case .success(let p): payload = p
+            case .failure(let e): throw StoreError.invalidOp("op \(id): \(e)")
+            }
+        }
+        return Operation(id: id, lamport: lamport, context: context, author: author, time: time, payload: payload)
+    }
+
+    /// `json` with a `magnet` field added, so a path can be read through the move parser.
+    private static func mergedJSON(_ json: JSONValue, magnet: String) -> JSONValue {
+        guard case .object(var pairs) = json else { return json }
+        pairs.append(("magnet", .string(magnet)))
+        return .object(pairs)
+    }
+
+    // MARK: - Outcomes
+
+    /// The events an op's payload implies when nothing else happens: those are not stored.
+    static func plainEvents(for op: Operation) -> [Event]? {
+        switch op.payload {
+        case .move(let m, .point(let p)): return [.moved(magnet: m, to: p)]
+        case .pull(let letter, let color, .point(let p)):
+            return [.pulled(magnet: MagnetID(pulledBy: op.id), letter: letter, color: color, at: p)]
+        case .zoneAdd(let zone): return [.zoneAdded(zone.name)]
+        case .boundaryAdd(let b): return [.boundaryAdded(b.name)]
+        case .boundaryRemove(let name): return [.boundaryRemoved(name)]
+        default: return nil
+        }
+    }
+
+    /// The text stored in `outcome.events`, or `nil` when the events are the plain ones.
+    static func storedEvents(for op: Operation, _ events: [Event]) -> String? {
+        if let plain = plainEvents(for: op), plain == events { return nil }
+        return JSONValue.array(events.map(\.json)).serialized()
+    }
+
+    /// The events of an op from its stored text (or the plain ones when nothing is stored).
+    static func events(for op: Operation, stored: String?) throws -> [Event] {
+        guard let stored else {
+            guard let plain = plainEvents(for: op) else { throw StoreError.mismatch("op \(op.id) has no outcome") }
+            return plain
+        }
+        guard case .array(let items)? = try? JSONParser.parse(stored) else {
+            throw StoreError.mismatch("op \(op.id) has an unreadable outcome")
+        }
+        return try items.map { item in
+            guard let event = Event(json: item) else { throw StoreError.mismatch("op \(op.id) has an unreadable event") }
+            return event
+        }
+    }
+}

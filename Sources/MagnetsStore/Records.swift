@@ -1,0 +1,142 @@
+import GRDB
+import MagnetsCore
+
+// Record types map the tables of Migrations/ to and from core values. The schema never depends
+// on a core type's Codable shape: every column is written out here.
+
+/// Ids in the file: (replica's local number << 32) | seq, for ops and for the magnets they pulled.
+struct LocalID {
+    static func make(replica: Int64, seq: Int) -> Int64 { (replica << 32) | Int64(seq) }
+    static func replica(_ id: Int64) -> Int64 { id >> 32 }
+    static func seq(_ id: Int64) -> Int { Int(id & 0xFFFF_FFFF) }
+}
+
+/// One row of `board`: the board's scalar state.
+struct BoardRecord: FetchableRecord, PersistableRecord {
+    static let databaseTableName = "board"
+    enum Columns {
+        static let present = Column("present"), name = Column("name"), width = Column("width")
+        static let height = Column("height"), topZ = Column("top_z"), ops = Column("ops")
+    }
+    var present: Bool
+    var name: String
+    var width: Double
+    var height: Double
+    var topZ: Int
+    var ops: Int
+
+    init(row: Row) throws {
+        present = row["present"]
+        name = row["name"]
+        width = row["width"]
+        height = row["height"]
+        topZ = row["top_z"]
+        ops = row["ops"]
+    }
+
+    init(board: Board, ops: Int) {
+        present = board.exists
+        name = board.name
+        width = board.size.width
+        height = board.size.height
+        topZ = board.topZ
+        self.ops = ops
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container["id"] = 1
+        container[Columns.present] = present
+        container[Columns.name] = name
+        container[Columns.width] = width
+        container[Columns.height] = height
+        container[Columns.topZ] = topZ
+        container[Columns.ops] = ops
+    }
+}
+
+struct ZoneRecord: FetchableRecord, PersistableRecord {
+    static let databaseTableName = "zone"
+    var position: Int
+    var zone: Zone
+
+    init(position: Int, zone: Zone) {
+        self.position = position
+        self.zone = zone
+    }
+
+    init(row: Row) throws {
+        position = row["position"]
+        var accepts: [String]?
+        if let text: String = row["accepts"] {
+            guard case .array(let items)? = try? JSONParser.parse(text) else {
+                throw StoreError.invalidOp("zone accepts list is not JSON")
+            }
+            accepts = items.compactMap(\.stringValue)
+        }
+        zone = Zone(name: row["name"], rect: Rect(x: row["x"], y: row["y"], width: row["width"], height: row["height"]),
+                    capacity: row["capacity"], accepts: accepts)
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container["position"] = position
+        container["name"] = zone.name
+        container["x"] = zone.rect.minX
+        container["y"] = zone.rect.minY
+        container["width"] = zone.rect.width
+        container["height"] = zone.rect.height
+        container["capacity"] = zone.capacity
+        container["accepts"] = zone.accepts.map { JSONValue.array($0.map(JSONValue.string)).serialized() }
+    }
+}
+
+struct BoundaryRecord: FetchableRecord, PersistableRecord {
+    static let databaseTableName = "boundary"
+    var position: Int
+    var boundary: Boundary
+
+    init(position: Int, boundary: Boundary) {
+        self.position = position
+        self.boundary = boundary
+    }
+
+    init(row: Row) throws {
+        position = row["position"]
+        boundary = Boundary(name: row["name"], segment: Segment(from: Point(x: row["from_x"], y: row["from_y"]),
+                                                                  to: Point(x: row["to_x"], y: row["to_y"])))
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container["position"] = position
+        container["name"] = boundary.name
+        container["from_x"] = boundary.segment.from.x
+        container["from_y"] = boundary.segment.from.y
+        container["to_x"] = boundary.segment.to.x
+        container["to_y"] = boundary.segment.to.y
+    }
+}
+
+struct TileRecord: FetchableRecord, PersistableRecord {
+    static let databaseTableName = "tile"
+    var position: Int
+    var tile: Tile
+
+    init(position: Int, tile: Tile) {
+        self.position = position
+        self.tile = tile
+    }
+
+    init(row: Row) throws {
+        position = row["position"]
+        tile = Tile(letter: row["letter"], color: row["color"], size: Size(width: row["width"], height: row["height"]),
+                    remaining: row["remaining"])
+    }
+
+    func encode(to container: inout PersistenceContainer) {
+        container["position"] = position
+        container["letter"] = tile.letter
+        container["color"] = tile.color
+        container["width"] = tile.size.width
+        container["height"] = tile.size.height
+        container["remaining"] = tile.remaining
+    }
+}
