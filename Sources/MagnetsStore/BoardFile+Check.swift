@@ -17,16 +17,16 @@ extension BoardFile {
     ///
     /// - Complexity: O(n) in the log's length.
     public func check() throws -> CheckReport {
-        try read { db in try BoardFile.verify(db, repair: false) }
+        try read { db in try BoardFile.verify(db, repair: false, interval: checkpointInterval) }
     }
 
     /// Rebuilds every derived table from the log, in one transaction.
     @discardableResult
     public func repair() throws -> CheckReport {
-        try write { db in try BoardFile.verify(db, repair: true) }
+        try write { db in try BoardFile.verify(db, repair: true, interval: checkpointInterval) }
     }
 
-    static func verify(_ db: Database, repair: Bool) throws -> CheckReport {
+    static func verify(_ db: Database, repair: Bool, interval: Int) throws -> CheckReport {
         var index = try LogIndex.load(db)
         var problems: [String] = []
         func note(_ p: String) { if problems.count < 50 { problems.append(p) } }
@@ -57,7 +57,7 @@ extension BoardFile {
         }
 
         // Replay, comparing outcomes and checkpoints as we go.
-        var timeline = Timeline(checkpointInterval: checkpointInterval)
+        var timeline = Timeline(checkpointInterval: interval)
         timeline.replayHeld(ops)
         var stored: [Int64: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT op, events FROM outcome") { stored[row[0]] = row[1] }

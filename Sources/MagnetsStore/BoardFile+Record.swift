@@ -36,7 +36,7 @@ extension BoardFile {
             if let rejection = outcome.rejection { throw StoreError.refused(rejection.description) }
             try BoardFile.append(op, outcome, db, index: &index)
             try BoardFile.saveState(next, replacing: board, ops: count + 1, db, index: &index)
-            if (count + 1) % BoardFile.checkpointInterval == 0 {
+            if (count + 1) % checkpointInterval == 0 {
                 try BoardFile.saveCheckpoint(Timeline.Checkpoint(position: count + 1, board: next, after: OrderKey(op)), db)
             }
             try index.saveReplicas(db)

@@ -23,16 +23,20 @@ public final class BoardFile {
 
     /// The format version of files this program writes (`meta.format`).
     public static let formatVersion = 1
-    /// How many ops apart the stored checkpoints are.
-    public static let checkpointInterval = 16_384
+    /// How many ops apart the stored checkpoints are, unless a file says otherwise
+    /// (`meta.checkpoint_interval`, fixed when the board is created and shared by its copies).
+    public static let defaultCheckpointInterval = 16_384
+    /// This board's checkpoint interval.
+    public let checkpointInterval: Int
     /// How long a writer waits for another's lock before it gives up.
     public static let busyTimeout: TimeInterval = 10
 
-    init(path: String, db: DatabaseQueue, boardID: String, replica: String) {
+    init(path: String, db: DatabaseQueue, boardID: String, replica: String, checkpointInterval: Int) {
         self.path = path
         self.db = db
         self.boardID = boardID
         self.replica = replica
+        self.checkpointInterval = checkpointInterval
     }
 
     // MARK: - Migrations
@@ -80,7 +84,7 @@ public final class BoardFile {
             throw StoreError.notABoard(path, why: describe(error))
         }
         do {
-            let (boardID, replica) = try db.read { db -> (String, String) in
+            let (boardID, replica, interval) = try db.read { db -> (String, String, Int) in
                 let tables = try String.fetchSet(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
                 guard tables.contains("grdb_migrations"), tables.contains("meta") else {
                     throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
@@ -93,12 +97,14 @@ public final class BoardFile {
                 guard let boardID = meta["board_id"], let replica = meta["replica"], Validation.isReplicaID(replica) else {
                     throw StoreError.notABoard(path, why: "its board id or replica id is missing")
                 }
-                return (boardID, replica)
+                let interval = meta["checkpoint_interval"].flatMap(Int.init) ?? defaultCheckpointInterval
+                guard interval >= 1 else { throw StoreError.notABoard(path, why: "its checkpoint interval is not positive") }
+                return (boardID, replica, interval)
             }
             // Bring an older schema up to date (each migration in its own transaction).
             let pending = try db.read { try migrator.hasCompletedMigrations($0) } == false
             if pending { try migrator.migrate(db) }
-            return BoardFile(path: path, db: db, boardID: boardID, replica: replica)
+            return BoardFile(path: path, db: db, boardID: boardID, replica: replica, checkpointInterval: interval)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -122,7 +128,8 @@ public final class BoardFile {
     /// Creates a new board file; never overwrites. The file is built under a temporary name in
     /// the same folder and linked into place only when complete, so a failure leaves nothing.
     public static func create(_ path: String, name: String, size: Size, replica: String,
-                              author: String, time: Int64 = BoardFile.now()) throws -> BoardFile {
+                              author: String, time: Int64 = BoardFile.now(),
+                              checkpointInterval: Int = BoardFile.defaultCheckpointInterval) throws -> BoardFile {
         guard !FileManager.default.fileExists(atPath: path) else { throw StoreError.fileExists(path) }
         let boardID = UUID().uuidString.lowercased()
         let payload = Payload.createBoard(name: name, size: size)
@@ -132,11 +139,12 @@ public final class BoardFile {
             try db.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             try migrator.migrate(db)
             try db.write { db in
-                try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('board_id', ?), ('replica', ?), ('format', ?)",
-                               arguments: [boardID, replica, String(formatVersion)])
+                try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('board_id', ?), ('replica', ?), ('format', ?), ('checkpoint_interval', ?)",
+                               arguments: [boardID, replica, String(formatVersion), String(max(1, checkpointInterval))])
                 try BoardRecord(board: Board(), ops: 0).insert(db)
             }
-            let file = BoardFile(path: tmp, db: db, boardID: boardID, replica: replica)
+            let file = BoardFile(path: tmp, db: db, boardID: boardID, replica: replica,
+                                 checkpointInterval: max(1, checkpointInterval))
             _ = try file.record(author: author, time: time) { _ in payload }
             try db.close()
         }

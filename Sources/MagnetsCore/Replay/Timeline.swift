@@ -117,27 +117,8 @@ public struct Timeline: Sendable {
     /// - Complexity: O(k log k) for k new ops, plus O(replayed ops) when one sorts earlier.
     @discardableResult
     public mutating func insert(_ incoming: some Sequence<Operation>) throws(InsertError) -> Merge {
-        // Keep the new ones, each replica's in seq order, and check they follow on.
-        var fresh = incoming.filter { $0.id.seq > version[$0.id.replica] }
-        guard !fresh.isEmpty else { return Merge(added: [], replayedFrom: end) }
-        fresh.sort { ($0.id.replica, $0.id.seq) < ($1.id.replica, $1.id.seq) }
-        var unique: [Operation] = []
-        unique.reserveCapacity(fresh.count)
-        var nextVersion = version
-        var lamports = lastLamport
-        for op in fresh {
-            let replica = op.id.replica
-            if op.id.seq <= nextVersion[replica] { continue } // a duplicate within the batch
-            guard op.id.seq == nextVersion[replica] + 1 else {
-                throw .gap(replica: replica, expected: nextVersion[replica] + 1, found: op.id.seq)
-            }
-            guard op.lamport > (lamports[replica] ?? 0) else { throw .lamportOutOfOrder(op.id) }
-            nextVersion[replica] = op.id.seq
-            lamports[replica] = op.lamport
-            unique.append(op)
-        }
-        unique.sort(by: Operation.replaysBefore)
-
+        let (unique, nextVersion, lamports) = try Timeline.admit(incoming, version: version, lamports: lastLamport)
+        guard !unique.isEmpty else { return Merge(added: [], replayedFrom: end) }
         let firstKey = OrderKey(unique[0])
         if let after = checkpoints[0].after, !(after < firstKey) {
             throw .beforeWindow(unique[0].id)
@@ -165,6 +146,35 @@ public struct Timeline: Sendable {
         return Merge(added: unique, replayedFrom: from)
     }
 
+    /// Checks ops arriving at a log that holds `version`: ops already held are dropped, the rest
+    /// must follow on from what is held (no gaps, each replica's seqs contiguous) with Lamport
+    /// numbers growing with seq. Returns the new ops in replay order and the version and Lamport
+    /// numbers of the log once they join it.
+    ///
+    /// - Complexity: O(k log k) for k incoming ops.
+    public static func admit(_ incoming: some Sequence<Operation>, version: VectorClock, lamports: [String: Int])
+        throws(InsertError) -> (ops: [Operation], version: VectorClock, lamports: [String: Int]) {
+        var fresh = incoming.filter { $0.id.seq > version[$0.id.replica] }
+        fresh.sort { ($0.id.replica, $0.id.seq) < ($1.id.replica, $1.id.seq) }
+        var unique: [Operation] = []
+        unique.reserveCapacity(fresh.count)
+        var nextVersion = version
+        var lamports = lamports
+        for op in fresh {
+            let replica = op.id.replica
+            if op.id.seq <= nextVersion[replica] { continue } // a duplicate within the batch
+            guard op.id.seq == nextVersion[replica] + 1 else {
+                throw .gap(replica: replica, expected: nextVersion[replica] + 1, found: op.id.seq)
+            }
+            guard op.lamport > (lamports[replica] ?? 0) else { throw .lamportOutOfOrder(op.id) }
+            nextVersion[replica] = op.id.seq
+            lamports[replica] = op.lamport
+            unique.append(op)
+        }
+        unique.sort(by: Operation.replaysBefore)
+        return (unique, nextVersion, lamports)
+    }
+
     /// Applies one op at the end through the one apply road, checkpointing as it goes.
     @inline(__always)
     mutating func appendAndApply(_ op: Operation) {
@@ -186,7 +196,7 @@ public struct Timeline: Sendable {
     }
 
     /// Two runs in replay order, merged.
-    static func merged(_ a: [Operation], _ b: [Operation]) -> [Operation] {
+    public static func merged(_ a: [Operation], _ b: [Operation]) -> [Operation] {
         var result: [Operation] = []
         result.reserveCapacity(a.count + b.count)
         var i = 0, j = 0

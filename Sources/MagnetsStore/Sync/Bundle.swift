@@ -10,15 +10,155 @@ public struct ImportReport: Sendable, Equatable {
     public var skipped: Int
 }
 
-extension BoardFile {
-    /// Writes a bundle: a header line (board id, format version, the clock it was cut from), then
-    /// one op per line — all ops, or with `since` those it does not cover. Returns the op count.
-    public func exportOps(to path: String, since: VectorClock? = nil) throws -> Int {
-        throw StoreError.failed("export is not built yet")
+/// A bundle: a header line, then one op per line, as JSON.
+///
+/// ```
+/// {"magnets_bundle": 1, "board": "…", "clock": {"alice": 12}, "since": {"alice": 3}, "ops": 9}
+/// {"op": "alice:4", "replica": "alice", "seq": 4, "lamport": 7, "clock": {…}, "author": "alice", "time": 1795…, "kind": "magnet.move", …}
+/// ```
+/// `clock` is the version vector the bundle was cut from; `ops` how many op lines follow, so a
+/// truncated bundle is caught even when it ends on a line break.
+public enum OpBundle {
+    /// The format version written and the newest one read.
+    public static let formatVersion = 1
+    /// The largest bundle read (bytes).
+    public static let maxBytes = 2_000_000_000
+
+    struct Header {
+        var board: String
+        var clock: VectorClock
+        var count: Int
     }
 
-    /// Applies a bundle, all or nothing: ops already held are skipped.
+    static func headerLine(board: String, clock: VectorClock, since: VectorClock?, count: Int) -> String {
+        func clockJSON(_ c: VectorClock) -> JSONValue { .object(c.replicas.map { ($0, .int(c[$0])) }) }
+        return JSONValue.object([
+            ("magnets_bundle", .int(formatVersion)), ("board", .string(board)), ("clock", clockJSON(clock)),
+            ("since", since.map(clockJSON) ?? .null), ("ops", .int(count)),
+        ]).serialized()
+    }
+
+    /// Reads and checks a whole bundle: the header, then every op (each validated), refusing a
+    /// truncated, malformed or duplicated one.
+    static func read(_ path: String) throws -> (header: Header, ops: [MagnetsCore.Operation]) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw StoreError.badBundle("\(path) does not exist or is a folder")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw StoreError.badBundle("cannot read \(path)") }
+        guard data.count <= maxBytes else { throw StoreError.badBundle("\(path) is larger than 2 GB") }
+        guard let text = String(data: data, encoding: .utf8) else { throw StoreError.badBundle("\(path) is not UTF-8 text") }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = lines.first, !first.isEmpty else { throw StoreError.badBundle("\(path) is empty") }
+        if lines.last == "" { lines.removeLast() } else { throw StoreError.badBundle("\(path) is truncated: its last line is incomplete") }
+        guard let json = try? JSONParser.parse(first, maxDepth: 4), json["magnets_bundle"] != nil else {
+            throw StoreError.badBundle("\(path) is not a magnets bundle (no header line)")
+        }
+        guard let version = json["magnets_bundle"]?.intValue, version >= 1 else {
+            throw StoreError.badBundle("the header's format version is not a number")
+        }
+        guard version <= formatVersion else {
+            throw StoreError.badBundle("format version \(version) is newer than this magnets reads (\(formatVersion)); upgrade magnets")
+        }
+        guard let board = json["board"]?.stringValue, case .object(let clockPairs)? = json["clock"],
+              let count = json["ops"]?.intValue, count >= 0 else {
+            throw StoreError.badBundle("the header lacks its board id, clock or op count")
+        }
+        var entries: [String: Int] = [:]
+        for (name, value) in clockPairs {
+            guard Validation.isReplicaID(name), let n = value.intValue, n >= 0 else { throw StoreError.badBundle("the header's clock is malformed") }
+            entries[name] = n
+        }
+        guard lines.count - 1 == count else {
+            throw StoreError.badBundle("\(path) is truncated or padded: the header announces \(count) ops, \(lines.count - 1) follow")
+        }
+        var ops: [MagnetsCore.Operation] = []
+        ops.reserveCapacity(count)
+        var seen = Set<OpID>()
+        for (number, line) in lines.dropFirst().enumerated() {
+            let parsed: JSONValue
+            do { parsed = try JSONParser.parse(line, maxDepth: 8) } catch {
+                throw StoreError.badBundle("line \(number + 2) is not JSON: \(error)")
+            }
+            switch MagnetsCore.Operation.parse(parsed) {
+            case .failure(let e): throw StoreError.badBundle("line \(number + 2): \(e)")
+            case .success(let op):
+                guard seen.insert(op.id).inserted else { throw StoreError.badBundle("op \(op.id) appears twice") }
+                guard op.id.seq <= entries[op.id.replica] ?? 0 else {
+                    throw StoreError.badBundle("op \(op.id) lies outside the clock the bundle was cut from")
+                }
+                ops.append(op)
+            }
+        }
+        return (Header(board: board, clock: VectorClock(entries), count: count), ops)
+    }
+}
+
+extension BoardFile {
+    /// Writes a bundle: a header line (board id, format version, the clock it was cut from), then
+    /// one op per line — all ops, or with `since` those it does not cover. The bundle is written
+    /// under a temporary name and renamed into place; an existing file is replaced only if it is
+    /// itself a bundle. Returns the number of ops written.
+    ///
+    /// - Complexity: O(k) for k ops written, read by key range.
+    @discardableResult
+    public func exportOps(to path: String, since: VectorClock? = nil) throws -> Int {
+        if FileManager.default.fileExists(atPath: path) {
+            let head = FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 18) } ?? Data()
+            guard head == Data("{\"magnets_bundle\"".utf8) else {
+                throw StoreError.fileExists(path)
+            }
+        }
+        let (header, lines) = try read { db -> (String, [String]) in
+            let index = try LogIndex.load(db)
+            let ops = try BoardFile.ops(missingFrom: since ?? VectorClock(), db, index: index)
+                .sorted(by: MagnetsCore.Operation.replaysBefore)
+            let lines = ops.map { $0.json(time: .milliseconds).serialized() }
+            return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), lines)
+        }
+        var text = header + "\n"
+        for line in lines { text += line; text += "\n" }
+        let url = URL(fileURLWithPath: path)
+        let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+        do {
+            try Data(text.utf8).write(to: tmp)
+            if rename(tmp.path, path) != 0 { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+        } catch let error as StoreError {
+            unlink(tmp.path)
+            throw error
+        } catch {
+            unlink(tmp.path)
+            throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
+        }
+        return lines.count
+    }
+
+    /// Applies a bundle, all or nothing, in one transaction: ops already held are skipped (an op
+    /// held with different content is refused), the rest must follow on from what the file has.
+    /// Gives the same board as a sync with the file the bundle came from.
     public func importOps(from path: String) throws -> ImportReport {
-        throw StoreError.failed("import is not built yet")
+        let (header, ops) = try OpBundle.read(path)
+        guard header.board == boardID else {
+            throw StoreError.badBundle("it belongs to another board (\(header.board)), not this one (\(boardID))")
+        }
+        return try write { db in
+            var index = try LogIndex.load(db)
+            var skipped = 0
+            for op in ops where op.id.seq <= index.version[op.id.replica] {
+                skipped += 1
+                guard try BoardFile.op(op.id, db, index: index) == op else { throw StoreError.replicaClash(op.id.replica) }
+            }
+            let admitted: (ops: [MagnetsCore.Operation], version: VectorClock, lamports: [String: Int])
+            do {
+                admitted = try BoardFile.admit(ops, index: index)
+            } catch StoreError.invalidOp(let why) {
+                throw StoreError.badBundle(why)
+            }
+            guard let first = admitted.ops.first else { return ImportReport(added: 0, skipped: skipped) }
+            let integration = try BoardFile.integrate(admitted.ops, earliest: OrderKey(first), version: admitted.version,
+                                                      lamports: admitted.lamports, interval: checkpointInterval, db, index: index)
+            try BoardFile.write(integration, fresh: admitted.ops, db, index: &index)
+            return ImportReport(added: admitted.ops.count, skipped: skipped)
+        }
     }
 }

@@ -1,0 +1,203 @@
+import Foundation
+import GRDB
+import Testing
+@testable import MagnetsCore
+@testable import MagnetsStore
+
+/// A fresh temporary folder for one test.
+func temporaryFolder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-store-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// A seeded generator (SplitMix64), so failures reproduce.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Board file")
+struct BoardFileTests {
+    let folder = temporaryFolder()
+
+    func make(_ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval) throws -> BoardFile {
+        try BoardFile.create(folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
+                             replica: replica, author: replica, checkpointInterval: interval)
+    }
+
+    @Test("the embedded migrations are exactly the files of Migrations/")
+    func embeddedMigrationsMatchFolder() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let folder = root.appendingPathComponent("Migrations")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(!files.isEmpty)
+        #expect(EmbeddedMigrations.all.map(\.name) == files.map { String($0.dropLast(4)) })
+        for (migration, file) in zip(EmbeddedMigrations.all, files) {
+            let sql = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            #expect(migration.sql == sql)
+        }
+    }
+
+    @Test("a new file is WAL, holds its create op and checks clean")
+    func createAndCheck() throws {
+        let file = try make()
+        let journal = try file.db.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(journal == "wal")
+        let now = try file.current()
+        #expect(now.opCount == 1)
+        #expect(now.board.exists && now.board.size == Size(width: 1000, height: 700))
+        #expect(now.clock == VectorClock(["alice": 1]))
+        #expect(try file.check().isClean)
+    }
+
+    @Test("init never overwrites")
+    func initRefusesExisting() throws {
+        _ = try make()
+        #expect(throws: StoreError.fileExists(folder.appendingPathComponent("a.magnets").path)) { try make() }
+    }
+
+    @Test("a refused op writes nothing")
+    func refusedOpWritesNothing() throws {
+        let file = try make()
+        try file.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 1) }
+        try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        #expect(throws: StoreError.self) {
+            try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        }
+        #expect(try file.current().opCount == 3)
+        #expect(try file.check().isClean)
+    }
+
+    @Test("a file of a newer schema is refused and left byte-identical")
+    func newerSchemaRefused() throws {
+        let file = try make()
+        try file.db.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')") }
+        try file.close()
+        let path = folder.appendingPathComponent("a.magnets").path
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.newerSchema(path)) { try BoardFile.open(path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test("check finds a tampered state row and repair mends it")
+    func checkAndRepair() throws {
+        let file = try make()
+        try file.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        try file.db.write { try $0.execute(sql: "UPDATE magnet SET x = 5") }
+        #expect(!(try file.check().isClean))
+        try file.repair()
+        #expect(try file.check().isClean)
+        #expect(try file.current().board.magnets.values.first?.center == Point(x: 100, y: 100))
+    }
+
+    @Test("sync refuses different boards and a replica clash, leaving both files untouched")
+    func syncRefusals() throws {
+        let a = try make("a.magnets", replica: "alice")
+        let other = try make("b.magnets", replica: "bob")
+        #expect(throws: StoreError.differentBoards(a.path, other.path)) { try BoardFile.sync(a, other) }
+        // A file copied instead of cloned: both use 'alice' for different ops.
+        let copyPath = folder.appendingPathComponent("copy.magnets").path
+        try a.db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try FileManager.default.copyItem(atPath: a.path, toPath: copyPath)
+        let copy = try BoardFile.open(copyPath)
+        try a.record(author: "alice") { _ in .resize(Size(width: 900, height: 700)) }
+        try copy.record(author: "alice") { _ in .resize(Size(width: 800, height: 700)) }
+        #expect(throws: StoreError.replicaClash("alice")) { try BoardFile.sync(a, copy) }
+        #expect(try a.current().board.size.width == 900)
+        #expect(try copy.current().board.size.width == 800)
+    }
+
+    @Test("import of a bundle gives the same board as a sync; a truncated bundle is refused")
+    func bundles() throws {
+        let a = try make("a.magnets", replica: "alice")
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 2) }
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        try b.record(author: "bob") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 300, y: 100))) }
+        try b.record(author: "bob") { _ in .resize(Size(width: 500, height: 500)) }
+        let bundle = folder.appendingPathComponent("b.bundle").path
+        #expect(try b.exportOps(to: bundle, since: a.current().clock) == 2)
+        // Truncated: drop the last line.
+        let text = try String(contentsOfFile: bundle, encoding: .utf8)
+        let cut = folder.appendingPathComponent("cut.bundle").path
+        try String(text.split(separator: "\n").dropLast().joined(separator: "\n") + "\n").write(toFile: cut, atomically: true, encoding: .utf8)
+        #expect(throws: StoreError.self) { try a.importOps(from: cut) }
+        #expect(try a.current().opCount == 3)
+
+        let report = try a.importOps(from: bundle)
+        #expect(report == ImportReport(added: 2, skipped: 0))
+        #expect(try a.importOps(from: bundle) == ImportReport(added: 0, skipped: 2))
+        _ = try BoardFile.sync(c, b)
+        _ = try BoardFile.sync(c, a)
+        #expect(try a.current().board == c.current().board)
+        #expect(try a.check().isClean)
+        #expect(try c.check().isClean)
+    }
+
+    @Test("random edits on three copies, synced pairwise in random orders, converge; derived == replayed", arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
+    func randomSyncsConverge(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let a = try make("a.magnets", replica: "alice", interval: 5)
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 3) }
+        try a.record(author: "alice") { _ in .trayAdd(letter: "B", color: "blue", size: Size(width: 30, height: 30), count: nil) }
+        try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))) }
+        try a.record(author: "alice") { _ in .boundaryAdd(Boundary(name: "floor", segment: Segment(from: Point(x: 0, y: 600), to: Point(x: 1000, y: 600)))) }
+        let files = [a, try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob"),
+                     try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")]
+        for _ in 0..<40 {
+            let file = files[Int.random(in: 0..<3, using: &rng)]
+            let board = try file.current().board
+            let ids = board.sortedMagnets.map(\.id)
+            let p = Point(x: Double.random(in: 0...1000, using: &rng).rounded(), y: Double.random(in: 0...700, using: &rng).rounded())
+            let payload: Payload
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0...2 where !ids.isEmpty: payload = .move(magnet: ids.randomElement(using: &rng)!, target: .point(p))
+            case 3 where !ids.isEmpty: payload = .returnMagnet(ids.randomElement(using: &rng)!)
+            case 4: payload = .zoneAdd(Zone(name: ["slot", "dock"].randomElement(using: &rng)!, rect: Rect(x: p.x, y: p.y, width: 80, height: 80), capacity: 1))
+            case 5: payload = .zoneRemove(name: ["slot", "dock"].randomElement(using: &rng)!)
+            case 6: payload = .resize(Size(width: Double.random(in: 300...1000, using: &rng).rounded(), height: 700))
+            default: payload = .pull(letter: Bool.random(using: &rng) ? "A" : "B", color: "red", target: .point(p))
+            }
+            _ = try? file.record(author: "x") { board in
+                if case .pull(let l, _, let t) = payload { return .pull(letter: l, color: l == "A" ? "red" : "blue", target: t) }
+                return payload
+            }
+            if Int.random(in: 0..<4, using: &rng) == 0 {
+                let i = Int.random(in: 0..<3, using: &rng), j = Int.random(in: 0..<3, using: &rng)
+                _ = try BoardFile.sync(files[i], files[j])
+                #expect(try files[i].check().isClean)
+                #expect(try files[j].check().isClean)
+            }
+        }
+        _ = try BoardFile.sync(files[0], files[1])
+        _ = try BoardFile.sync(files[1], files[2])
+        _ = try BoardFile.sync(files[0], files[1])
+        let boards = try files.map { try $0.current().board }
+        #expect(boards[0] == boards[1] && boards[1] == boards[2])
+        // Enough happened for the test to mean something: ops from all three, and checkpoints.
+        let clock = try files[0].current().clock
+        #expect(clock["alice"] > 5 && clock["bob"] > 3 && clock["carol"] > 3)
+        #expect(try files[0].db.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM checkpoint") ?? 0 } >= 4)
+        for f in files { #expect(try f.check().isClean) }
+        var histories: [[String]] = []
+        for f in files {
+            var lines: [String] = []
+            try f.history { lines.append($0.op.json(events: $0.events).serialized()) }
+            histories.append(lines)
+        }
+        #expect(histories[0] == histories[1] && histories[1] == histories[2])
+        // Syncing again changes nothing.
+        let again = try BoardFile.sync(files[0], files[2])
+        #expect(again.intoA == 0 && again.intoB == 0)
+    }
+}
