@@ -21,7 +21,12 @@ let package = Package(
         // The board file: schema, op log, derived state, sync, bundles.
         .target(
             name: "MagnetsStore",
-            dependencies: ["MagnetsCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "MagnetsCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // The C API, for the few hot statements (bulk op and outcome writes) bound directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             plugins: ["EmbedMigrations"]
         ),
 

@@ -54,7 +54,7 @@ CREATE INDEX op_by_lamport ON op(lamport);
 -- target with nothing else happening, a pull placed where asked): those are not stored.
 CREATE TABLE outcome (
     op     INTEGER PRIMARY KEY,
-    events TEXT NOT NULL            -- JSON array of events
+    events BLOB NOT NULL            -- the events, binary (see EventCoding in the store)
 );
 
 -- The board after the first `position` ops of the replay order, every 16384 ops.

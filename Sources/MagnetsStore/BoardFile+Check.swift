@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import MagnetsCore
 
@@ -35,7 +36,7 @@ extension BoardFile {
         var ops: [Operation] = []
         var seen = VectorClock()
         var lamports: [String: Int] = [:]
-        try forEachOp(after: nil, db, index: index) { op, _ in
+        try forEachOp(after: nil, withOutcomes: false, db, index: index) { op, _ in
             if let problem = op.payload.problem { throw StoreError.invalidOp("op \(op.id): \(problem)") }
             ops.append(op)
             return true
@@ -59,9 +60,11 @@ extension BoardFile {
         // Replay, comparing outcomes and checkpoints as we go.
         var timeline = Timeline(checkpointInterval: interval)
         timeline.replayHeld(ops)
-        var stored: [Int64: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT op, events FROM outcome") { stored[row[0]] = row[1] }
-        var expected: [Int64: String] = [:]
+        var stored: [Int64: [UInt8]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT op, events FROM outcome") {
+            stored[row[0]] = (row[1] as Data?).map { [UInt8]($0) } ?? []
+        }
+        var expected: [Int64: [UInt8]] = [:]
         for (op, outcome) in zip(timeline.ops, timeline.outcomes) {
             guard let text = OpCoding.storedEvents(for: op, outcome.events) else { continue }
             expected[LocalID.make(replica: try index.replicaID(op.id.replica, db), seq: op.id.seq)] = text
@@ -116,8 +119,8 @@ extension BoardFile {
             }
             try index.saveReplicas(db)
             try db.execute(sql: "DELETE FROM outcome")
-            for (id, text) in expected {
-                try db.execute(sql: "INSERT INTO outcome (op, events) VALUES (?, ?)", arguments: [id, text])
+            for (id, bytes) in expected {
+                try db.execute(sql: "INSERT INTO outcome (op, events) VALUES (?, ?)", arguments: [id, Data(bytes)])
             }
             try db.execute(sql: "DELETE FROM checkpoint")
             for checkpoint in expectedCheckpoints { try saveCheckpoint(checkpoint, db) }

@@ -3,7 +3,7 @@ import MagnetsCore
 
 /// An op this file made, what it did, and the board after it.
 public struct Recorded: Sendable {
-    public var op: Operation
+    public var op: MagnetsCore.Operation
     public var outcome: Outcome
     public var board: Board
 }
@@ -47,9 +47,12 @@ extension BoardFile {
     /// Writes an op and its outcome (only when not plain) to the log.
     static func append(_ op: Operation, _ outcome: Outcome, _ db: Database, index: inout LogIndex) throws {
         try OpCoding.insert(op, into: db, index: &index)
-        if let text = OpCoding.storedEvents(for: op, outcome.events) {
+        if let bytes = OpCoding.storedEvents(for: op, outcome.events) {
             let local = LocalID.make(replica: try index.replicaID(op.id.replica, db), seq: op.id.seq)
-            try db.execute(sql: "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)", arguments: [local, text])
+            let statement = try FastStatement(db, "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)")
+            statement.bind(1, local)
+            statement.bind(2, bytes)
+            try statement.step(db)
         }
         index.advance(with: op)
     }

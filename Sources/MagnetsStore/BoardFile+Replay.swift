@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import MagnetsCore
 
@@ -7,6 +8,8 @@ public struct BoardSnapshotInfo: Sendable {
     public var clock: VectorClock
     /// How many ops the log holds.
     public var opCount: Int
+    /// The largest Lamport number in the file.
+    public var maxLamport: Int
 }
 
 // Reading the log in replay order, from checkpoints.
@@ -16,9 +19,12 @@ extension BoardFile {
         try read { db in
             let index = try LogIndex.load(db)
             let (board, count) = try BoardFile.loadState(db, index: index)
-            return BoardSnapshotInfo(board: board, clock: index.version, opCount: count)
+            return BoardSnapshotInfo(board: board, clock: index.version, opCount: count, maxLamport: index.maxLamport)
         }
     }
+
+    /// The largest Lamport number in the file (0 when empty).
+    public func maxLamport() throws -> Int { try current().maxLamport }
 
     /// The board after the first `count` ops of the replay order, from the latest stored
     /// checkpoint at or before it.
@@ -34,7 +40,7 @@ extension BoardFile {
             let checkpoint = try BoardFile.checkpoint(atOrBefore: count, db)
             var board = checkpoint.board
             var remaining = count - checkpoint.position
-            try BoardFile.forEachOp(after: checkpoint.after, db, index: index) { op, _ in
+            try BoardFile.forEachOp(after: checkpoint.after, withOutcomes: false, db, index: index) { op, _ in
                 guard remaining > 0 else { return false }
                 _ = board.apply(op)
                 remaining -= 1
@@ -71,13 +77,14 @@ extension BoardFile {
     /// Calls `body` with each op sorting after `key` (all ops when nil) in replay order, with its
     /// stored outcome text, until `body` returns false. Streams: memory stays flat however long
     /// the log is (ops sharing a Lamport number are gathered and sorted by replica id).
-    static func forEachOp(after key: OrderKey?, _ db: Database, index: LogIndex,
-                          _ body: (Operation, String?) throws -> Bool) throws {
+    static func forEachOp(after key: OrderKey?, withOutcomes: Bool = true, _ db: Database, index: LogIndex,
+                          _ body: (Operation, [UInt8]?) throws -> Bool) throws {
+        let outcomeColumn = withOutcomes ? "(SELECT events FROM outcome WHERE outcome.op = op.id)" : "NULL"
         let cursor = try Row.fetchCursor(db, sql: """
-            SELECT \(OpCoding.selectColumns), (SELECT events FROM outcome WHERE outcome.op = op.id)
+            SELECT \(OpCoding.selectColumns), \(outcomeColumn)
             FROM op WHERE lamport >= ? ORDER BY lamport
             """, arguments: [key?.lamport ?? 0])
-        var group: [(Operation, String?)] = []
+        var group: [(Operation, [UInt8]?)] = []
         var groupLamport = -1
         func flush() throws -> Bool {
             group.sort { ReplicaOrder.precedes($0.0.id.replica, $1.0.id.replica) }
@@ -94,7 +101,7 @@ extension BoardFile {
                 if try !flush() { return }
                 groupLamport = op.lamport
             }
-            group.append((op, row[10]))
+            group.append((op, (row[10] as Data?).map { [UInt8]($0) }))
         }
         _ = try flush()
     }
@@ -102,7 +109,7 @@ extension BoardFile {
     /// All ops sorting after `key`, in replay order.
     static func ops(after key: OrderKey?, _ db: Database, index: LogIndex) throws -> [Operation] {
         var ops: [Operation] = []
-        try forEachOp(after: key, db, index: index) { op, _ in ops.append(op); return true }
+        try forEachOp(after: key, withOutcomes: false, db, index: index) { op, _ in ops.append(op); return true }
         return ops
     }
 
@@ -111,7 +118,7 @@ extension BoardFile {
     /// One entry of the history: an op and what it did.
     public struct HistoryEntry: Sendable {
         public var position: Int
-        public var op: Operation
+        public var op: MagnetsCore.Operation
         public var events: [Event]
     }
 
@@ -171,7 +178,7 @@ extension BoardFile {
             var board = Board()
             // Conflicts need each op's rejection and passed-over zones, which are not stored:
             // replay to get them (the same apply road).
-            try BoardFile.forEachOp(after: nil, db, index: index) { op, _ in
+            try BoardFile.forEachOp(after: nil, withOutcomes: false, db, index: index) { op, _ in
                 ops.append(op)
                 outcomes.append(board.apply(op))
                 return true

@@ -61,7 +61,17 @@ struct LogIndex {
         return id
     }
 
+    /// The context of the last op written, and its id: runs of ops share one.
+    var lastContext: (clock: VectorClock, id: Int64)?
+
     mutating func contextID(_ clock: VectorClock, _ db: Database) throws -> Int64 {
+        if let last = lastContext, last.clock == clock { return last.id }
+        let id = try lookUpContext(clock, db)
+        lastContext = (clock, id)
+        return id
+    }
+
+    private mutating func lookUpContext(_ clock: VectorClock, _ db: Database) throws -> Int64 {
         let text = clock.description
         if let id = contextIDs[text] { return id }
         try db.execute(sql: "INSERT INTO context (clock) VALUES (?)", arguments: [text])

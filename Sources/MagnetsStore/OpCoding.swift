@@ -39,7 +39,7 @@ enum OpCoding {
     static let selectColumns = "id, lamport, context, author, time, kind, magnet, x, y, data"
 
     /// Appends `op` to the log table (the caller keeps the replica row up to date).
-    static func insert(_ op: Operation, into db: Database, index: inout LogIndex) throws {
+    static func insert(_ op: Operation, into db: Database, index: inout LogIndex, using prepared: FastStatement? = nil) throws {
         let replicaID = try index.replicaID(op.id.replica, db)
         let contextID = try index.contextID(op.context, db)
         let authorID = try index.authorID(op.author, db)
@@ -65,9 +65,18 @@ enum OpCoding {
         default:
             data = JSONValue.object(op.payload.jsonFields).serialized()
         }
-        let statement = try db.cachedStatement(sql: insertSQL)
-        try statement.execute(arguments: [LocalID.make(replica: replicaID, seq: op.id.seq), op.lamport, contextID,
-                                          authorID, op.time, code(op.kind), magnet, x, y, data])
+        let statement = try prepared ?? FastStatement(db, insertSQL)
+        statement.bind(1, LocalID.make(replica: replicaID, seq: op.id.seq))
+        statement.bind(2, op.lamport)
+        statement.bind(3, contextID)
+        statement.bind(4, authorID)
+        statement.bind(5, op.time)
+        statement.bind(6, code(op.kind))
+        statement.bind(7, magnet)
+        statement.bind(8, x)
+        statement.bind(9, y)
+        statement.bind(10, data)
+        try statement.step(db)
     }
 
     /// Reads an op from a row selected with `selectColumns`, checking it as it goes.
@@ -157,24 +166,33 @@ enum OpCoding {
         }
     }
 
-    /// The text stored in `outcome.events`, or `nil` when the events are the plain ones.
-    static func storedEvents(for op: Operation, _ events: [Event]) -> String? {
-        if let plain = plainEvents(for: op), plain == events { return nil }
-        return JSONValue.array(events.map(\.json)).serialized()
+    /// `true` when the events are exactly the plain ones of the op (then nothing is stored).
+    static func isPlain(_ events: [Event], for op: Operation) -> Bool {
+        switch op.payload {
+        case .move(let m, .point(let p)):
+            guard events.count == 1, case .moved(let em, let ep) = events[0] else { return false }
+            return em == m && ep == p
+        case .pull, .zoneAdd, .boundaryAdd, .boundaryRemove:
+            return plainEvents(for: op) == events
+        default:
+            return false
+        }
     }
 
-    /// The events of an op from its stored text (or the plain ones when nothing is stored).
-    static func events(for op: Operation, stored: String?) throws -> [Event] {
+    /// The bytes stored in `outcome.events` (see `EventCoding`), or `nil` when the events are
+    /// the plain ones.
+    static func storedEvents(for op: Operation, _ events: [Event]) -> [UInt8]? {
+        isPlain(events, for: op) ? nil : EventCoding.encode(events)
+    }
+
+    /// The events of an op from its stored bytes (or the plain ones when nothing is stored).
+    static func events(for op: Operation, stored: [UInt8]?) throws -> [Event] {
         guard let stored else {
             guard let plain = plainEvents(for: op) else { throw StoreError.mismatch("op \(op.id) has no outcome") }
             return plain
         }
-        guard case .array(let items)? = try? JSONParser.parse(stored) else {
+        do { return try EventCoding.decode(stored) } catch {
             throw StoreError.mismatch("op \(op.id) has an unreadable outcome")
-        }
-        return try items.map { item in
-            guard let event = Event(json: item) else { throw StoreError.mismatch("op \(op.id) has an unreadable event") }
-            return event
         }
     }
 }

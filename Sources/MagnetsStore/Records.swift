@@ -140,3 +140,6 @@ struct TileRecord: FetchableRecord, PersistableRecord {
         container["remaining"] = tile.remaining
     }
 }
+
+/// The store means the core's operation, never Foundation's `Operation` (NSOperation).
+typealias Operation = MagnetsCore.Operation

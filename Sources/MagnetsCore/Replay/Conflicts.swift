@@ -42,22 +42,30 @@ extension Conflict {
     /// - both name the same zone or boundary (add/add, remove/remove).
     ///
     /// - Complexity: O(n) in the number of ops.
-    public static func find(in ops: some Collection<Operation>, outcomes: some Collection<Outcome>) -> [Conflict] {
+    /// With `settle: false` the `settled` sentences are left empty (for counting).
+    public static func find(in ops: some Collection<Operation>, outcomes: some Collection<Outcome>,
+                            settle: Bool = true) -> [Conflict] {
+        let ops = Array(ops)
         var found: [Conflict] = []
-        var lastOnMagnet: [MagnetID: Operation] = [:]
-        var emptiedTile: [TileKey: Operation] = [:]
-        var filledZone: [String: Operation] = [:]
-        var namedZone: [String: Operation] = [:]
-        var removedZone: [String: Operation] = [:]
-        var namedBoundary: [String: Operation] = [:]
-        var removedBoundary: [String: Operation] = [:]
+        // The op last seen on each object, by index into `ops` (cheaper than copying ops).
+        var lastOnMagnet: [MagnetID: Int] = [:]
+        var emptiedTile: [TileKey: Int] = [:]
+        var filledZone: [String: Int] = [:]
+        var namedZone: [String: Int] = [:]
+        var removedZone: [String: Int] = [:]
+        var namedBoundary: [String: Int] = [:]
+        var removedBoundary: [String: Int] = [:]
 
-        func check(_ earlier: Operation?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
-            guard let earlier, earlier.isConcurrent(with: later) else { return }
-            found.append(Conflict(earlier: earlier.id, later: later.id, on: subject, settled: settled(earlier)))
+        var current = 0
+        func check(_ earlierIndex: Int?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
+            guard let earlierIndex else { return }
+            let earlier = ops[earlierIndex]
+            guard earlier.isConcurrent(with: later) else { return }
+            found.append(Conflict(earlier: earlier.id, later: later.id, on: subject, settled: settle ? settled(earlier) : ""))
         }
 
         for (op, outcome) in zip(ops, outcomes) {
+            defer { current += 1 }
             let rejected = outcome.rejection
             for zone in outcome.passedOver {
                 check(filledZone[zone], op, .zone(zone)) { e in
@@ -76,7 +84,7 @@ extension Conflict {
                     }
                     return "\(op.id) comes later and wins: its drag started where \(e.id) left the magnet"
                 }
-                if rejected == nil { lastOnMagnet[m] = op }
+                if rejected == nil { lastOnMagnet[m] = current }
             case .pull(let letter, let color, _):
                 let key = TileKey(letter: letter, color: color)
                 if case .trayEmpty = rejected {
@@ -84,7 +92,7 @@ extension Conflict {
                         "\(e.id) took the last '\(letter)' \(color); \(op.id) was rejected (tray empty)"
                     }
                 } else if rejected == nil, case .pulled? = outcome.events.first {
-                    emptiedTile[key] = op // only read when a later pull finds the tile empty
+                    emptiedTile[key] = current // only read when a later pull finds the tile empty
                 }
             case .trayAdd(let letter, let color, _, _):
                 emptiedTile[TileKey(letter: letter, color: color)] = nil
@@ -94,7 +102,7 @@ extension Conflict {
                         "\(e.id) added zone '\(zone.name)' first; \(op.id) was rejected (name taken)"
                     }
                 } else if rejected == nil {
-                    namedZone[zone.name] = op
+                    namedZone[zone.name] = current
                     removedZone[zone.name] = nil
                     filledZone[zone.name] = nil
                 }
@@ -104,7 +112,7 @@ extension Conflict {
                         "\(e.id) removed zone '\(name)' first; \(op.id) was rejected (no such zone)"
                     }
                 } else if rejected == nil {
-                    removedZone[name] = op
+                    removedZone[name] = current
                     namedZone[name] = nil
                 }
             case .boundaryAdd(let b):
@@ -113,7 +121,7 @@ extension Conflict {
                         "\(e.id) added boundary '\(b.name)' first; \(op.id) was rejected (name taken)"
                     }
                 } else if rejected == nil {
-                    namedBoundary[b.name] = op
+                    namedBoundary[b.name] = current
                     removedBoundary[b.name] = nil
                 }
             case .boundaryRemove(let name):
@@ -122,13 +130,13 @@ extension Conflict {
                         "\(e.id) removed boundary '\(name)' first; \(op.id) was rejected (no such boundary)"
                     }
                 } else if rejected == nil {
-                    removedBoundary[name] = op
+                    removedBoundary[name] = current
                     namedBoundary[name] = nil
                 }
             case .createBoard, .resize:
                 break
             }
-            for zone in outcome.filled { filledZone[zone] = op }
+            for zone in outcome.filled { filledZone[zone] = current }
         }
         return found
     }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import MagnetsCore
 
@@ -33,8 +34,10 @@ extension BoardFile {
     /// - Complexity: O(ops after the checkpoint + fresh ops) applies.
     static func integrate(_ fresh: [Operation], earliest: OrderKey, version: VectorClock, lamports: [String: Int],
                           interval: Int, _ db: Database, index: LogIndex) throws -> Integration {
+        var trace = Trace()
         let start = try checkpoint(before: earliest, db)
         let held = try ops(after: start.after, db, index: index)
+        trace.mark("read \(held.count) held ops from checkpoint \(start.position)")
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports,
                                 checkpointInterval: interval)
         timeline.replayHeld(Timeline.merged(held, fresh))
@@ -46,20 +49,40 @@ extension BoardFile {
     static func write(_ integration: Integration, fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
         let timeline = integration.timeline
         // Outcomes stored now for the ops of the window this file already held.
-        var stored: [Int64: String] = [:]
+        var trace = Trace()
+        var stored: [Int64: [UInt8]] = [:]
         let from = integration.start.after?.lamport ?? 0
-        for row in try Row.fetchAll(db, sql: "SELECT outcome.op, outcome.events FROM outcome JOIN op ON op.id = outcome.op WHERE op.lamport >= ?", arguments: [from]) {
-            stored[row[0]] = row[1]
+        let rows = try Row.fetchCursor(db, sql: "SELECT outcome.op, outcome.events FROM outcome JOIN op ON op.id = outcome.op WHERE op.lamport >= ?", arguments: [from])
+        while let row = try rows.next() { stored[row[0]] = (row[1] as Data?).map { [UInt8]($0) } ?? [] }
+        trace.mark("loaded \(stored.count) stored outcomes")
+        let insert = try FastStatement(db, OpCoding.insertSQL)
+        for op in fresh {
+            try OpCoding.insert(op, into: db, index: &index, using: insert)
+            index.advance(with: op)
         }
-        for op in fresh { try OpCoding.insert(op, into: db, index: &index); index.advance(with: op) }
-        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)")
-        let delete = try db.cachedStatement(sql: "DELETE FROM outcome WHERE op = ?")
+        trace.mark("inserted \(fresh.count) ops")
+        let upsert = try FastStatement(db, "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)")
+        let delete = try FastStatement(db, "DELETE FROM outcome WHERE op = ?")
+        var replicaIDs: [String: Int64] = [:]
         for (op, outcome) in zip(timeline.ops, timeline.outcomes) {
-            let local = LocalID.make(replica: try index.replicaID(op.id.replica, db), seq: op.id.seq)
-            let text = OpCoding.storedEvents(for: op, outcome.events)
-            guard stored[local] != text else { continue }
-            if let text { try upsert.execute(arguments: [local, text]) } else { try delete.execute(arguments: [local]) }
+            let replicaID: Int64
+            if let known = replicaIDs[op.id.replica] { replicaID = known } else {
+                replicaID = try index.replicaID(op.id.replica, db)
+                replicaIDs[op.id.replica] = replicaID
+            }
+            let local = LocalID.make(replica: replicaID, seq: op.id.seq)
+            let bytes = OpCoding.storedEvents(for: op, outcome.events)
+            guard stored[local] != bytes else { continue }
+            if let bytes {
+                upsert.bind(1, local)
+                upsert.bind(2, bytes)
+                try upsert.step(db)
+            } else {
+                delete.bind(1, local)
+                try delete.step(db)
+            }
         }
+        trace.mark("wrote outcomes")
         try db.execute(sql: "DELETE FROM checkpoint WHERE position > ?", arguments: [integration.start.position])
         for checkpoint in timeline.checkpoints where checkpoint.position > integration.start.position {
             try saveCheckpoint(checkpoint, db)
@@ -67,11 +90,12 @@ extension BoardFile {
         let (old, _) = try loadState(db, index: index)
         try saveState(timeline.board, replacing: old, ops: timeline.end, db, index: &index)
         try index.saveReplicas(db)
+        trace.mark("wrote checkpoints and state")
     }
 
     /// Conflicts between an op of `left` and an op of `right` within a replayed window.
     static func conflicts(in timeline: Timeline, between left: Set<OpID>, and right: Set<OpID>) -> [Conflict] {
-        Conflict.find(in: timeline.ops, outcomes: timeline.outcomes).filter {
+        Conflict.find(in: timeline.ops, outcomes: timeline.outcomes, settle: false).filter {
             (left.contains($0.earlier) && right.contains($0.later)) || (right.contains($0.earlier) && left.contains($0.later))
         }
     }

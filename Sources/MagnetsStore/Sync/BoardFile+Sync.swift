@@ -44,6 +44,7 @@ extension BoardFile {
 
     /// The exchange itself, inside both files' write transactions.
     static func exchange(_ dbA: Database, _ dbB: Database, dryRun: Bool, interval: Int) throws -> SyncReport {
+        var trace = Trace()
         var indexA = try LogIndex.load(dbA)
         var indexB = try LogIndex.load(dbB)
         // A replica id both files use must name the same ops in both.
@@ -55,6 +56,7 @@ extension BoardFile {
         }
         let toA = try ops(missingFrom: indexA.version, dbB, index: indexB)
         let toB = try ops(missingFrom: indexB.version, dbA, index: indexA)
+        trace.mark("read \(toA.count) + \(toB.count) missing ops")
         let admittedA = try admit(toA, index: indexA)
         let admittedB = try admit(toB, index: indexB)
         let clock = admittedA.version
@@ -65,10 +67,14 @@ extension BoardFile {
         let earliest = [admittedA.ops.first, admittedB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
         let integration = try integrate(admittedA.ops, earliest: earliest, version: admittedA.version,
                                         lamports: admittedA.lamports, interval: interval, dbA, index: indexA)
+        trace.mark("replayed window of \(integration.timeline.ops.count) ops")
         let conflicts = conflicts(in: integration.timeline, between: Set(toA.map(\.id)), and: Set(toB.map(\.id)))
+        trace.mark("found \(conflicts.count) conflicts")
         if !dryRun {
             try write(integration, fresh: admittedA.ops, dbA, index: &indexA)
+            trace.mark("wrote A")
             try write(integration, fresh: admittedB.ops, dbB, index: &indexB)
+            trace.mark("wrote B")
         }
         return SyncReport(intoA: admittedA.ops.count, intoB: admittedB.ops.count, conflicts: conflicts.count,
                           clock: clock, dryRun: dryRun)

@@ -1,0 +1,15 @@
+import Foundation
+
+/// Phase timings on stderr when `MAGNETS_TRACE` is set: how long each step of a sync or an
+/// import took, for performance work.
+struct Trace {
+    static let enabled = ProcessInfo.processInfo.environment["MAGNETS_TRACE"] != nil
+    var last = DispatchTime.now().uptimeNanoseconds
+
+    mutating func mark(_ phase: @autoclosure () -> String) {
+        guard Trace.enabled else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        FileHandle.standardError.write(Data(String(format: "trace: %8.1f ms  %@\n", Double(now - last) / 1e6, phase()).utf8))
+        last = now
+    }
+}
