@@ -62,7 +62,7 @@ extension BoardFile {
         timeline.replayHeld(ops)
         var stored: [Int64: [UInt8]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT op, events FROM outcome") {
-            stored[row[0]] = (row[1] as Data?).map { [UInt8]($0) } ?? []
+            stored[try row.decode(atIndex: 0)] = ((try row.decode(atIndex: 1)) as Data?).map { [UInt8]($0) } ?? []
         }
         var expected: [Int64: [UInt8]] = [:]
         for (op, outcome) in zip(timeline.ops, timeline.outcomes) {
@@ -77,7 +77,7 @@ extension BoardFile {
         }
         var storedCheckpoints: [Int: (Int, String, String)] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT position, lamport, replica, board FROM checkpoint") {
-            storedCheckpoints[row[0]] = (row[1], row[2], row[3])
+            storedCheckpoints[try row.decode(atIndex: 0)] = (try row.decode(atIndex: 1), try row.decode(atIndex: 2), try row.decode(atIndex: 3))
         }
         let expectedCheckpoints = timeline.checkpoints.filter { $0.position > 0 }
         for checkpoint in expectedCheckpoints {

@@ -53,8 +53,8 @@ extension BoardFile {
     /// The latest readable checkpoint at or before a position (the empty board at 0 if none).
     static func checkpoint(atOrBefore position: Int, _ db: Database) throws -> Timeline.Checkpoint {
         for row in try Row.fetchAll(db, sql: "SELECT position, lamport, replica, board FROM checkpoint WHERE position <= ? ORDER BY position DESC LIMIT 4", arguments: [position]) {
-            if let board = BoardSnapshot.decode(row[3]) {
-                return Timeline.Checkpoint(position: row[0], board: board, after: OrderKey(lamport: row[1], replica: row[2]))
+            if let board = BoardSnapshot.decode(try row.decode(atIndex: 3)) {
+                return Timeline.Checkpoint(position: try row.decode(atIndex: 0), board: board, after: OrderKey(lamport: try row.decode(atIndex: 1), replica: try row.decode(atIndex: 2)))
             }
         }
         return Timeline.Checkpoint(position: 0, board: Board(), after: nil)
@@ -67,8 +67,8 @@ extension BoardFile {
             WHERE lamport < ? OR (lamport = ? AND replica < ?) ORDER BY position DESC LIMIT 4
             """, arguments: [key.lamport, key.lamport, key.replica])
         for row in rows {
-            if let board = BoardSnapshot.decode(row[3]) {
-                return Timeline.Checkpoint(position: row[0], board: board, after: OrderKey(lamport: row[1], replica: row[2]))
+            if let board = BoardSnapshot.decode(try row.decode(atIndex: 3)) {
+                return Timeline.Checkpoint(position: try row.decode(atIndex: 0), board: board, after: OrderKey(lamport: try row.decode(atIndex: 1), replica: try row.decode(atIndex: 2)))
             }
         }
         return Timeline.Checkpoint(position: 0, board: Board(), after: nil)
@@ -101,7 +101,7 @@ extension BoardFile {
                 if try !flush() { return }
                 groupLamport = op.lamport
             }
-            group.append((op, (row[10] as Data?).map { [UInt8]($0) }))
+            group.append((op, ((try row.decode(atIndex: 10)) as Data?).map { [UInt8]($0) }))
         }
         _ = try flush()
     }

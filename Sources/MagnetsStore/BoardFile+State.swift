@@ -10,19 +10,47 @@ extension BoardFile {
         }
         var magnets: [Magnet] = []
         for r in try Row.fetchAll(db, sql: "SELECT id, letter, color, width, height, x, y, zone, z FROM magnet") {
-            let local: Int64 = r[0]
+            let local: Int64 = try r.decode(atIndex: 0)
             guard let replica = index.replicaNames[LocalID.replica(local)] else {
                 throw StoreError.mismatch("magnet row \(local) names no replica")
             }
-            magnets.append(Magnet(id: MagnetID(replica: replica, seq: LocalID.seq(local)), letter: r[1], color: r[2],
-                                  size: Size(width: r[3], height: r[4]), center: Point(x: r[5], y: r[6]), zone: r[7], z: r[8]))
+            magnets.append(Magnet(id: MagnetID(replica: replica, seq: LocalID.seq(local)), letter: try r.decode(atIndex: 1), color: try r.decode(atIndex: 2),
+                                  size: Size(width: try r.decode(atIndex: 3), height: try r.decode(atIndex: 4)), center: Point(x: try r.decode(atIndex: 5), y: try r.decode(atIndex: 6)), zone: try r.decode(atIndex: 7), z: try r.decode(atIndex: 8)))
         }
         let zones = try ZoneRecord.fetchAll(db, sql: "SELECT * FROM zone ORDER BY position").map(\.zone)
         let boundaries = try BoundaryRecord.fetchAll(db, sql: "SELECT * FROM boundary ORDER BY position").map(\.boundary)
         let tray = try TileRecord.fetchAll(db, sql: "SELECT * FROM tile ORDER BY position").map(\.tile)
         let board = Board(name: row.name, size: Size(width: row.width, height: row.height), magnets: magnets,
                           zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, exists: row.present)
+        if let problem = stateProblem(board) { throw StoreError.mismatch(problem) }
+        guard row.ops >= 0 else { throw StoreError.mismatch("the op count is negative") }
         return (board, row.ops)
+    }
+
+    /// Why a board read from a file's derived tables cannot be a real one (numbers out of range,
+    /// bad names), or `nil`. Such state is never handed to the rules.
+    static func stateProblem(_ board: Board) -> String? {
+        if board.exists, Payload.createBoard(name: board.name, size: board.size).problem != nil {
+            return "the board's name or size is out of range"
+        }
+        guard (0...(1 << 52)).contains(board.topZ) else { return "the stack height is out of range" }
+        for m in board.magnets.values {
+            let pulled = Payload.pull(letter: m.letter, color: m.color, target: .point(m.center))
+            let sized = Payload.trayAdd(letter: m.letter, color: m.color, size: m.size, count: 1)
+            if pulled.problem != nil || sized.problem != nil || !(0...board.topZ).contains(m.z) {
+                return "magnet \(m.id) has values out of range"
+            }
+        }
+        for zone in board.zones where Payload.zoneAdd(zone).problem != nil { return "zone '\(zone.name)' is invalid" }
+        for b in board.boundaries where Payload.boundaryAdd(b).problem != nil { return "boundary '\(b.name)' is invalid" }
+        for t in board.tray {
+            let count = t.remaining.map { $0 == 0 ? 1 : $0 }
+            if Payload.trayAdd(letter: t.letter, color: t.color, size: t.size, count: count).problem != nil
+                || (t.remaining.map { $0 < 0 } ?? false) {
+                return "tile '\(t.letter)' \(t.color) is invalid"
+            }
+        }
+        return nil
     }
 
     /// Writes what changed between `old` and `new` (everything when `old` is nil).
@@ -112,7 +140,8 @@ enum BoardSnapshot {
                   let w = item["width"]?.doubleValue, let h = item["height"]?.doubleValue, let r = item["remaining"] else { return nil }
             tray.append(Tile(letter: letter, color: color, size: Size(width: w, height: h), remaining: r.intValue))
         }
-        return Board(name: name, size: Size(width: width, height: height), magnets: magnets, zones: zones,
-                     boundaries: boundaries, tray: tray, topZ: topZ, exists: exists == .bool(true))
+        let board = Board(name: name, size: Size(width: width, height: height), magnets: magnets, zones: zones,
+                          boundaries: boundaries, tray: tray, topZ: topZ, exists: exists == .bool(true))
+        return BoardFile.stateProblem(board) == nil ? board : nil
     }
 }

@@ -21,19 +21,19 @@ struct LogIndex {
     static func load(_ db: Database) throws -> LogIndex {
         var index = LogIndex()
         for row in try Row.fetchAll(db, sql: "SELECT id, name, seq, lamport FROM replica") {
-            let id: Int64 = row[0], name: String = row[1], seq: Int = row[2], lamport: Int = row[3]
+            let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1), seq: Int = try row.decode(atIndex: 2), lamport: Int = try row.decode(atIndex: 3)
             index.replicaIDs[name] = id
             index.replicaNames[id] = name
             index.version[name] = seq
             if lamport > 0 { index.lamports[name] = lamport }
         }
         for row in try Row.fetchAll(db, sql: "SELECT id, name FROM author") {
-            let id: Int64 = row[0], name: String = row[1]
+            let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)
             index.authorIDs[name] = id
             index.authorNames[id] = name
         }
         for row in try Row.fetchAll(db, sql: "SELECT id, clock FROM context") {
-            let id: Int64 = row[0], text: String = row[1]
+            let id: Int64 = try row.decode(atIndex: 0), text: String = try row.decode(atIndex: 1)
             guard let clock = VectorClock(parsing: text) else {
                 throw StoreError.invalidOp("context \(id) is not a clock: '\(text.prefix(40))'")
             }

@@ -81,32 +81,36 @@ enum OpCoding {
 
     /// Reads an op from a row selected with `selectColumns`, checking it as it goes.
     static func decode(_ row: Row, index: LogIndex) throws -> Operation {
-        let rowID: Int64 = row[0]
+        let rowID: Int64 = try row.decode(atIndex: 0)
         guard let replica = index.replicaNames[LocalID.replica(rowID)] else {
             throw StoreError.invalidOp("op row \(rowID) names no known replica")
         }
         let id = OpID(replica: replica, seq: LocalID.seq(rowID))
         guard id.seq >= 1 else { throw StoreError.invalidOp("op \(id) has seq 0") }
-        let lamport: Int = row[1]
-        let contextID: Int64 = row[2], authorID: Int64 = row[3]
+        let lamport: Int = try row.decode(atIndex: 1)
+        let contextID: Int64 = try row.decode(atIndex: 2), authorID: Int64 = try row.decode(atIndex: 3)
         guard let context = index.contexts[contextID], let author = index.authorNames[authorID] else {
             throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
         }
-        let time: Int64 = row[4]
-        let kindCode: Int = row[5]
+        let time: Int64 = try row.decode(atIndex: 4)
+        guard (-9_000_000_000_000_000...9_000_000_000_000_000).contains(time) else {
+            throw StoreError.invalidOp("op \(id) has a time out of range")
+        }
+        let kindCode: Int = try row.decode(atIndex: 5)
         guard let kind = kind(kindCode) else { throw StoreError.invalidOp("op \(id) has unknown kind \(kindCode)") }
         func magnetID() throws -> MagnetID {
-            guard let local: Int64 = row[6], let name = index.replicaNames[LocalID.replica(local)] else {
+            guard let local: Int64 = try row.decode(atIndex: 6), let name = index.replicaNames[LocalID.replica(local)] else {
                 throw StoreError.invalidOp("op \(id) names no magnet")
             }
             return MagnetID(replica: name, seq: LocalID.seq(local))
         }
+        let x: Double? = try row.decode(atIndex: 7), y: Double? = try row.decode(atIndex: 8)
         func point() -> Point? {
-            guard let x: Double = row[7], let y: Double = row[8] else { return nil }
+            guard let x, let y else { return nil }
             return Point(x: x, y: y)
         }
         func data() throws -> JSONValue {
-            guard let text: String = row[9] else { return .object([]) }
+            guard let text: String = try row.decode(atIndex: 9) else { return .object([]) }
             do { return try JSONParser.parse(text) } catch {
                 throw StoreError.invalidOp("op \(id) has unreadable data: \(error)")
             }

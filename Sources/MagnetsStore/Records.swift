@@ -26,12 +26,12 @@ struct BoardRecord: FetchableRecord, PersistableRecord {
     var ops: Int
 
     init(row: Row) throws {
-        present = row["present"]
-        name = row["name"]
-        width = row["width"]
-        height = row["height"]
-        topZ = row["top_z"]
-        ops = row["ops"]
+        present = try row.decode(forColumn: "present")
+        name = try row.decode(forColumn: "name")
+        width = try row.decode(forColumn: "width")
+        height = try row.decode(forColumn: "height")
+        topZ = try row.decode(forColumn: "top_z")
+        ops = try row.decode(forColumn: "ops")
     }
 
     init(board: Board, ops: Int) {
@@ -65,16 +65,16 @@ struct ZoneRecord: FetchableRecord, PersistableRecord {
     }
 
     init(row: Row) throws {
-        position = row["position"]
+        position = try row.decode(forColumn: "position")
         var accepts: [String]?
-        if let text: String = row["accepts"] {
+        if let text: String = try row.decode(forColumn: "accepts") {
             guard case .array(let items)? = try? JSONParser.parse(text) else {
                 throw StoreError.invalidOp("zone accepts list is not JSON")
             }
             accepts = items.compactMap(\.stringValue)
         }
-        zone = Zone(name: row["name"], rect: Rect(x: row["x"], y: row["y"], width: row["width"], height: row["height"]),
-                    capacity: row["capacity"], accepts: accepts)
+        zone = Zone(name: try row.decode(forColumn: "name"), rect: Rect(x: try row.decode(forColumn: "x"), y: try row.decode(forColumn: "y"), width: try row.decode(forColumn: "width"), height: try row.decode(forColumn: "height")),
+                    capacity: try row.decode(forColumn: "capacity"), accepts: accepts)
     }
 
     func encode(to container: inout PersistenceContainer) {
@@ -100,9 +100,9 @@ struct BoundaryRecord: FetchableRecord, PersistableRecord {
     }
 
     init(row: Row) throws {
-        position = row["position"]
-        boundary = Boundary(name: row["name"], segment: Segment(from: Point(x: row["from_x"], y: row["from_y"]),
-                                                                  to: Point(x: row["to_x"], y: row["to_y"])))
+        position = try row.decode(forColumn: "position")
+        boundary = Boundary(name: try row.decode(forColumn: "name"), segment: Segment(from: Point(x: try row.decode(forColumn: "from_x"), y: try row.decode(forColumn: "from_y")),
+                                                                  to: Point(x: try row.decode(forColumn: "to_x"), y: try row.decode(forColumn: "to_y"))))
     }
 
     func encode(to container: inout PersistenceContainer) {
@@ -126,9 +126,9 @@ struct TileRecord: FetchableRecord, PersistableRecord {
     }
 
     init(row: Row) throws {
-        position = row["position"]
-        tile = Tile(letter: row["letter"], color: row["color"], size: Size(width: row["width"], height: row["height"]),
-                    remaining: row["remaining"])
+        position = try row.decode(forColumn: "position")
+        tile = Tile(letter: try row.decode(forColumn: "letter"), color: try row.decode(forColumn: "color"), size: Size(width: try row.decode(forColumn: "width"), height: try row.decode(forColumn: "height")),
+                    remaining: try row.decode(forColumn: "remaining"))
     }
 
     func encode(to container: inout PersistenceContainer) {

@@ -53,7 +53,7 @@ extension BoardFile {
         var stored: [Int64: [UInt8]] = [:]
         let from = integration.start.after?.lamport ?? 0
         let rows = try Row.fetchCursor(db, sql: "SELECT outcome.op, outcome.events FROM outcome JOIN op ON op.id = outcome.op WHERE op.lamport >= ?", arguments: [from])
-        while let row = try rows.next() { stored[row[0]] = (row[1] as Data?).map { [UInt8]($0) } ?? [] }
+        while let row = try rows.next() { stored[try row.decode(atIndex: 0)] = ((try row.decode(atIndex: 1)) as Data?).map { [UInt8]($0) } ?? [] }
         trace.mark("loaded \(stored.count) stored outcomes")
         let insert = try FastStatement(db, OpCoding.insertSQL)
         for op in fresh {
