@@ -1,36 +1,87 @@
 import MagnetsCore
 
-/// Outcome events in `outcome.events`: a compact binary form (a tag byte per event, then its
-/// fields: strings and magnet ids length-prefixed, numbers as 8-byte IEEE doubles, counts as
-/// varints). Cheap to write and to compare, which a sync that rewrites thousands of outcomes
-/// needs; `history` turns them back into events. Reading checks every length, so a damaged row
-/// is an error, never a crash.
+/// Outcome events in `outcome.events`: a compact binary form, relative to the op they belong to.
+///
+/// Each event is a tag byte, then its fields. A magnet id is one byte when it is the op's own
+/// magnet (the one it moves, returns or pulls), else its replica and seq. A point is one byte when
+/// it equals the op's target or the previous point of the outcome, else two numbers; a number
+/// that is a whole value is a zigzag varint, anything else 8 IEEE bytes. Cheap to write and to
+/// compare — a sync rewrites thousands of outcomes — and small on disk. Reading checks every
+/// length, so a damaged row is an error, never a crash.
 enum EventCoding {
-    static func encode(_ events: [Event]) -> [UInt8] {
+    // MARK: - Writing
+
+    static func encode(_ events: [Event], for op: Operation) -> [UInt8] {
+        var writer = Writer(own: ownMagnet(of: op), target: target(of: op))
+        for event in events { writer.write(event) }
+        return writer.out
+    }
+
+    /// The magnet an op is about, if any.
+    static func ownMagnet(of op: Operation) -> MagnetID? {
+        if case .pull = op.payload { return MagnetID(pulledBy: op.id) }
+        return op.payload.magnet
+    }
+
+    /// The op's single target point, if any.
+    static func target(of op: Operation) -> Point? {
+        switch op.payload {
+        case .move(_, .point(let p)), .pull(_, _, .point(let p)): return p
+        default: return nil
+        }
+    }
+
+    struct Writer {
+        let own: MagnetID?
+        let target: Point?
+        var last: Point?
         var out: [UInt8] = []
-        out.reserveCapacity(events.count * 24)
-        func byte(_ b: UInt8) { out.append(b) }
-        func varint(_ v: Int) {
-            var v = UInt64(bitPattern: Int64(v))
+
+        init(own: MagnetID?, target: Point?) {
+            self.own = own
+            self.target = target
+            out.reserveCapacity(16)
+        }
+
+        mutating func byte(_ b: UInt8) { out.append(b) }
+        mutating func varint(_ v: UInt64) {
+            var v = v
             while v >= 0x80 { out.append(UInt8(v & 0x7F) | 0x80); v >>= 7 }
             out.append(UInt8(v))
         }
-        func string(_ s: String) {
-            varint(s.utf8.count)
+        mutating func int(_ v: Int) { varint(UInt64(bitPattern: Int64(v &<< 1) ^ Int64(v >> 63))) }
+        mutating func string(_ s: String) {
+            varint(UInt64(s.utf8.count))
             out.append(contentsOf: s.utf8)
         }
-        func number(_ d: Double) {
-            var bits = d.bitPattern
-            for _ in 0..<8 { out.append(UInt8(bits & 0xFF)); bits >>= 8 }
+        /// A whole number within ±2^52 as `2 × zigzag` (even); anything else as 1 then 8 bytes.
+        mutating func number(_ d: Double) {
+            if d == d.rounded(), abs(d) < 4_503_599_627_370_496, !(d == 0 && d.sign == .minus) {
+                let v = Int64(d)
+                varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)) << 1)
+            } else {
+                byte(1)
+                var bits = d.bitPattern
+                for _ in 0..<8 { out.append(UInt8(bits & 0xFF)); bits >>= 8 }
+            }
         }
-        func point(_ p: Point) { number(p.x); number(p.y) }
-        func magnet(_ m: MagnetID) { string(m.replica); varint(m.seq) }
-        for event in events {
+        mutating func point(_ p: Point) {
+            if p == target { byte(0) } else if p == last { byte(1) } else {
+                byte(2); number(p.x); number(p.y)
+            }
+            last = p
+        }
+        mutating func magnet(_ m: MagnetID) {
+            if m == own { byte(0) } else { byte(1); string(m.replica); int(m.seq) }
+        }
+        mutating func count(_ r: Int?) { varint(r.map { UInt64($0) + 1 } ?? 0) }
+
+        mutating func write(_ event: Event) {
             switch event {
             case .created(let name, let size): byte(1); string(name); number(size.width); number(size.height)
             case .resized(let size): byte(2); number(size.width); number(size.height)
             case .constrained(let m, let p): byte(3); magnet(m); point(p)
-            case .stocked(let l, let c, let r): byte(4); string(l); string(c); varint(r.map { $0 + 1 } ?? 0)
+            case .stocked(let l, let c, let r): byte(4); string(l); string(c); count(r)
             case .zoneAdded(let z): byte(5); string(z)
             case .zoneRemoved(let z): byte(6); string(z)
             case .boundaryAdded(let b): byte(7); string(b)
@@ -45,69 +96,119 @@ enum EventCoding {
             case .rejected(let reason): byte(16); string(reason)
             }
         }
-        return out
     }
+
+    // MARK: - Reading
 
     struct Damaged: Error {}
 
-    static func decode(_ bytes: [UInt8]) throws -> [Event] {
+    static func decode(_ bytes: [UInt8], for op: Operation) throws -> [Event] {
+        var reader = Reader(bytes: bytes, own: ownMagnet(of: op), target: target(of: op))
+        var events: [Event] = []
+        while !reader.atEnd { events.append(try reader.event()) }
+        return events
+    }
+
+    struct Reader {
+        let bytes: [UInt8]
+        let own: MagnetID?
+        let target: Point?
+        var last: Point?
         var i = 0
-        func byte() throws -> UInt8 {
+
+        init(bytes: [UInt8], own: MagnetID?, target: Point?) {
+            self.bytes = bytes
+            self.own = own
+            self.target = target
+        }
+
+        var atEnd: Bool { i >= bytes.count }
+
+        mutating func byte() throws -> UInt8 {
             guard i < bytes.count else { throw Damaged() }
             defer { i += 1 }
             return bytes[i]
         }
-        func varint() throws -> Int {
+        mutating func varint() throws -> UInt64 {
             var value: UInt64 = 0, shift: UInt64 = 0
             while true {
                 let b = try byte()
                 guard shift < 64 else { throw Damaged() }
                 value |= UInt64(b & 0x7F) << shift
-                if b < 0x80 { break }
+                if b < 0x80 { return value }
                 shift += 7
             }
-            return Int(Int64(bitPattern: value))
         }
-        func string() throws -> String {
+        mutating func int() throws -> Int {
+            let z = try varint()
+            return Int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+        }
+        mutating func string() throws -> String {
             let n = try varint()
-            guard n >= 0, n <= bytes.count - i else { throw Damaged() }
-            defer { i += n }
-            guard let s = String(validating: bytes[i..<(i + n)], as: UTF8.self) else { throw Damaged() }
+            guard n <= UInt64(bytes.count - i) else { throw Damaged() }
+            let end = i + Int(n)
+            defer { i = end }
+            guard let s = String(validating: bytes[i..<end], as: UTF8.self) else { throw Damaged() }
             return s
         }
-        func number() throws -> Double {
-            guard bytes.count - i >= 8 else { throw Damaged() }
-            var bits: UInt64 = 0
-            for k in 0..<8 { bits |= UInt64(bytes[i + k]) << (8 * UInt64(k)) }
-            i += 8
-            return Double(bitPattern: bits)
+        mutating func number() throws -> Double {
+            let head = try varint()
+            if head == 1 {
+                guard bytes.count - i >= 8 else { throw Damaged() }
+                var bits: UInt64 = 0
+                for k in 0..<8 { bits |= UInt64(bytes[i + k]) << (8 * UInt64(k)) }
+                i += 8
+                return Double(bitPattern: bits)
+            }
+            guard head & 1 == 0 else { throw Damaged() }
+            let z = head >> 1
+            return Double(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
         }
-        func point() throws -> Point { Point(x: try number(), y: try number()) }
-        func magnet() throws -> MagnetID { MagnetID(replica: try string(), seq: try varint()) }
-        var events: [Event] = []
-        while i < bytes.count {
+        mutating func point() throws -> Point {
+            let p: Point
             switch try byte() {
-            case 1: events.append(.created(name: try string(), size: Size(width: try number(), height: try number())))
-            case 2: events.append(.resized(Size(width: try number(), height: try number())))
-            case 3: events.append(.constrained(magnet: try magnet(), at: try point()))
-            case 4:
-                let l = try string(), c = try string(), r = try varint()
-                events.append(.stocked(letter: l, color: c, remaining: r == 0 ? nil : r - 1))
-            case 5: events.append(.zoneAdded(try string()))
-            case 6: events.append(.zoneRemoved(try string()))
-            case 7: events.append(.boundaryAdded(try string()))
-            case 8: events.append(.boundaryRemoved(try string()))
-            case 9: events.append(.pulled(magnet: try magnet(), letter: try string(), color: try string(), at: try point()))
-            case 10: events.append(.moved(magnet: try magnet(), to: try point()))
-            case 11: events.append(.contact(boundary: try string(), at: try point()))
-            case 12: events.append(.capture(zone: try string(), at: try point()))
-            case 13: events.append(.recapture(zone: try string(), at: try point()))
-            case 14: events.append(.escape(magnet: try magnet(), zone: try string(), at: try point()))
-            case 15: events.append(.returned(magnet: try magnet(), letter: try string(), color: try string()))
-            case 16: events.append(.rejected(reason: try string()))
+            case 0: guard let target else { throw Damaged() }; p = target
+            case 1: guard let last else { throw Damaged() }; p = last
+            case 2: p = Point(x: try number(), y: try number())
+            default: throw Damaged()
+            }
+            last = p
+            return p
+        }
+        mutating func magnet() throws -> MagnetID {
+            switch try byte() {
+            case 0: guard let own else { throw Damaged() }; return own
+            case 1: return MagnetID(replica: try string(), seq: try int())
             default: throw Damaged()
             }
         }
-        return events
+        mutating func count() throws -> Int? {
+            let v = try varint()
+            guard v <= UInt64(Int.max) else { throw Damaged() }
+            return v == 0 ? nil : Int(v - 1)
+        }
+        mutating func size() throws -> Size { Size(width: try number(), height: try number()) }
+
+        mutating func event() throws -> Event {
+            switch try byte() {
+            case 1: return .created(name: try string(), size: try size())
+            case 2: return .resized(try size())
+            case 3: return .constrained(magnet: try magnet(), at: try point())
+            case 4: return .stocked(letter: try string(), color: try string(), remaining: try count())
+            case 5: return .zoneAdded(try string())
+            case 6: return .zoneRemoved(try string())
+            case 7: return .boundaryAdded(try string())
+            case 8: return .boundaryRemoved(try string())
+            case 9: return .pulled(magnet: try magnet(), letter: try string(), color: try string(), at: try point())
+            case 10: return .moved(magnet: try magnet(), to: try point())
+            case 11: return .contact(boundary: try string(), at: try point())
+            case 12: return .capture(zone: try string(), at: try point())
+            case 13: return .recapture(zone: try string(), at: try point())
+            case 14: return .escape(magnet: try magnet(), zone: try string(), at: try point())
+            case 15: return .returned(magnet: try magnet(), letter: try string(), color: try string())
+            case 16: return .rejected(reason: try string())
+            default: throw Damaged()
+            }
+        }
     }
 }

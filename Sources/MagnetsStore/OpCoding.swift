@@ -186,7 +186,7 @@ enum OpCoding {
     /// The bytes stored in `outcome.events` (see `EventCoding`), or `nil` when the events are
     /// the plain ones.
     static func storedEvents(for op: Operation, _ events: [Event]) -> [UInt8]? {
-        isPlain(events, for: op) ? nil : EventCoding.encode(events)
+        isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op)
     }
 
     /// The events of an op from its stored bytes (or the plain ones when nothing is stored).
@@ -195,7 +195,7 @@ enum OpCoding {
             guard let plain = plainEvents(for: op) else { throw StoreError.mismatch("op \(op.id) has no outcome") }
             return plain
         }
-        do { return try EventCoding.decode(stored) } catch {
+        do { return try EventCoding.decode(stored, for: op) } catch {
             throw StoreError.mismatch("op \(op.id) has an unreadable outcome")
         }
     }

@@ -201,3 +201,42 @@ struct BoardFileTests {
         #expect(again.intoA == 0 && again.intoB == 0)
     }
 }
+
+@Suite("Outcome encoding")
+struct EventCodingTests {
+    static let alice3 = MagnetID(replica: "alice", seq: 3)
+    static let move = Operation(id: OpID(replica: "bob", seq: 9), lamport: 12, context: VectorClock(), author: "bob", time: 0,
+                                payload: .move(magnet: alice3, target: .point(Point(x: 430, y: 130))))
+
+    @Test("every event survives a round trip, with own magnets, repeated points, fractions and negatives", arguments: [
+        [Event.capture(zone: "slot", at: Point(x: 430, y: 130)), .moved(magnet: alice3, to: Point(x: 430, y: 130))],
+        [.constrained(magnet: alice3, at: Point(x: 980, y: -0.5)), .contact(boundary: "floor", at: Point(x: 500.25, y: 575)),
+         .escape(magnet: alice3, zone: "z", at: Point(x: 500.25, y: 575)), .moved(magnet: alice3, to: Point(x: 500.25, y: 575))],
+        [.escape(magnet: MagnetID(replica: "carol", seq: 70000), zone: "dock", at: Point(x: -3e9, y: 1e-7)),
+         .stocked(letter: "🧲", color: "red", remaining: nil), .stocked(letter: "A", color: "blue", remaining: 0),
+         .created(name: "fridge \"1\"", size: Size(width: 1000, height: 700)), .resized(Size(width: 12.5, height: 1)),
+         .zoneAdded("a"), .zoneRemoved("b"), .boundaryAdded("c"), .boundaryRemoved("d"),
+         .pulled(magnet: alice3, letter: "é", color: "green", at: Point(x: 1, y: 2)), .recapture(zone: "s", at: Point(x: 3, y: 4)),
+         .returned(magnet: alice3, letter: "A", color: "red"), .rejected(reason: "tray empty: no 'A' red left")],
+    ])
+    func roundTrip(events: [Event]) throws {
+        let bytes = EventCoding.encode(events, for: Self.move)
+        #expect(try EventCoding.decode(bytes, for: Self.move) == events)
+    }
+
+    @Test("a capture and the move it ends take a few bytes")
+    func compact() {
+        let bytes = EventCoding.encode([.capture(zone: "slot", at: Point(x: 430, y: 130)),
+                                        .moved(magnet: Self.alice3, to: Point(x: 430, y: 130))], for: Self.move)
+        #expect(bytes.count <= 10)
+    }
+
+    @Test("damaged bytes are an error, not a crash")
+    func damaged() {
+        let good = EventCoding.encode([.contact(boundary: "floor", at: Point(x: 500.5, y: 575))], for: Self.move)
+        for cut in 0..<good.count {
+            #expect(throws: (any Error).self) { try EventCoding.decode(Array(good[0..<cut]) + [0xFF], for: Self.move) }
+        }
+        #expect(throws: (any Error).self) { try EventCoding.decode([3, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], for: Self.move) }
+    }
+}

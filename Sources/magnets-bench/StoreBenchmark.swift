@@ -1,0 +1,55 @@
+import Foundation
+import MagnetsCore
+import MagnetsStore
+
+/// Issue 3's figures, measured side by side in one run: the whole-process time of
+/// `magnets move` on a file with 100,000 ops in its log against the same on a file with 10 ops
+/// and against `magnets --version`; and the file's bytes per op at 100,000 moves.
+enum StoreBenchmark {
+    static func run(ops: Int = 100_000, runs: Int = 31) throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-store-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+
+        // The big file: 50 magnets, 10 zones, 5 boundaries, then moves up to `ops` ops.
+        let bigPath = scratch + "/big.magnets"
+        let big = try Workloads.base(at: bigPath, magnets: 50, zones: 10, boundaries: 5, scratch: scratch)
+        let setup = try big.current().opCount
+        try Workloads.importOps(try Workloads.moves(ops - setup, replica: "base", on: big, seed: 3), into: big, scratch: scratch)
+        let bigOps = try big.current().opCount
+        let bigMagnet = try big.current().board.sortedMagnets[0].id.description
+        try big.close()
+        let bytes = Measure.fileSize(bigPath)
+
+        // The small file: 5 magnets and a couple of moves, 10 ops.
+        let smallPath = scratch + "/small.magnets"
+        let small = try Workloads.base(at: smallPath, magnets: 5, zones: 0, boundaries: 0, scratch: scratch)
+        try Workloads.importOps(try Workloads.moves(10 - (try small.current().opCount), replica: "base", on: small, seed: 4),
+                                into: small, scratch: scratch)
+        let smallOps = try small.current().opCount
+        let smallMagnet = try small.current().board.sortedMagnets[0].id.description
+        try small.close()
+
+        let binary = Measure.magnetsBinary
+        var version: [Double] = [], onBig: [Double] = [], onSmall: [Double] = []
+        for i in 0..<(runs + 2) {
+            let target = "\(100 + (i % 7) * 100),\(100 + (i % 5) * 100)"
+            let v = Measure.spawn(binary, ["--version"])
+            let b = Measure.spawn(binary, ["move", bigMagnet, "--to", target, "-b", bigPath])
+            let s = Measure.spawn(binary, ["move", smallMagnet, "--to", target, "-b", smallPath])
+            guard v.status == 0, b.status == 0, s.status == 0 else {
+                fatalError("a command failed: --version \(v.status), move on big \(b.status), move on small \(s.status)")
+            }
+            if i < 2 { continue } // warm-up
+            version.append(v.seconds); onBig.append(b.seconds); onSmall.append(s.seconds)
+        }
+        let (mv, mb, ms) = (Measure.median(version), Measure.median(onBig), Measure.median(onSmall))
+        print("store: whole-process medians of \(runs) runs, interleaved")
+        print(String(format: "  magnets --version                        %7.2f ms", mv * 1000))
+        print(String(format: "  magnets move, file with %7d ops       %7.2f ms", bigOps, mb * 1000))
+        print(String(format: "  magnets move, file with %7d ops       %7.2f ms", smallOps, ms * 1000))
+        print(String(format: "  ratio big/small   %.3f   (target ≤ 1.1)", mb / ms))
+        print(String(format: "  ratio move/--version   %.3f   (target ≤ 1.5)", mb / mv))
+        print(String(format: "  file at %d ops: %d bytes = %.1f bytes/op   (target ≤ 48)", bigOps, bytes, Double(bytes) / Double(bigOps)))
+    }
+}
