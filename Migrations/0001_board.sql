@@ -3,8 +3,10 @@
 -- The op log (`op`, with its dictionaries `replica`, `author` and `context`) is the truth.
 -- Everything under "Derived" is rebuilt from it by `magnets check --repair`.
 --
--- Ids: an op's id is (replica.id << 32) | seq, where replica.id is this file's own small number
--- for the replica; a magnet's id is the id of the op that pulled it, in the same encoding.
+-- Keys: an op's key is (lamport << 16) | replica.id, where replica.id is this file's own small
+-- number for the replica, so the op table is stored in replay order (up to the order of replica
+-- ids within one Lamport number) and needs no other index. A magnet is named by
+-- (replica.id << 32) | seq of the op that pulled it.
 
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY NOT NULL,  -- 'board_id', 'replica' (this file's own), 'format'
@@ -35,8 +37,8 @@ CREATE TABLE context (
 -- magnet: the magnet a move or return names. x, y: a pull's or move's single target point.
 -- data: the other payload fields as a JSON object (names, letters, paths …), NULL when none.
 CREATE TABLE op (
-    id      INTEGER PRIMARY KEY,
-    lamport INTEGER NOT NULL CHECK (lamport >= 1),
+    id      INTEGER PRIMARY KEY,        -- (lamport << 16) | replica.id
+    seq     INTEGER NOT NULL CHECK (seq >= 1),
     context INTEGER NOT NULL REFERENCES context(id),
     author  INTEGER NOT NULL REFERENCES author(id),
     time    INTEGER NOT NULL,
@@ -46,14 +48,13 @@ CREATE TABLE op (
     y       REAL,
     data    TEXT
 );
-CREATE INDEX op_by_lamport ON op(lamport);
 
 -- Derived ---------------------------------------------------------------------------------------
 
 -- The outcome of each op whose events are not the plain ones its payload implies (a move to its
 -- target with nothing else happening, a pull placed where asked): those are not stored.
 CREATE TABLE outcome (
-    op     INTEGER PRIMARY KEY,
+    op     INTEGER PRIMARY KEY,     -- the op's key
     events BLOB NOT NULL            -- the events, binary (see EventCoding in the store)
 );
 

@@ -67,10 +67,10 @@ extension BoardFile {
         var expected: [Int64: [UInt8]] = [:]
         for (op, outcome) in zip(timeline.ops, timeline.outcomes) {
             guard let text = OpCoding.storedEvents(for: op, outcome.events) else { continue }
-            expected[LocalID.make(replica: try index.replicaID(op.id.replica, db), seq: op.id.seq)] = text
+            expected[OpKey.make(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db))] = text
         }
         for (id, text) in expected where stored[id] != text {
-            note("outcome of op \(LocalID.seq(id)) of replica \(index.replicaNames[LocalID.replica(id)] ?? "?") differs from its replay")
+            note("the outcome of the op with Lamport number \(OpKey.lamport(id)) of replica \(index.replicaNames[OpKey.replica(id)] ?? "?") differs from its replay")
         }
         for id in stored.keys where expected[id] == nil {
             note("outcome row \(id) belongs to no op or should be plain")

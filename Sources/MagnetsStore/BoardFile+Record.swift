@@ -48,7 +48,7 @@ extension BoardFile {
     static func append(_ op: Operation, _ outcome: Outcome, _ db: Database, index: inout LogIndex) throws {
         try OpCoding.insert(op, into: db, index: &index)
         if let bytes = OpCoding.storedEvents(for: op, outcome.events) {
-            let local = LocalID.make(replica: try index.replicaID(op.id.replica, db), seq: op.id.seq)
+            let local = OpKey.make(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db))
             let statement = try FastStatement(db, "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)")
             statement.bind(1, local)
             statement.bind(2, bytes)

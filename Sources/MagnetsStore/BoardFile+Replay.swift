@@ -82,8 +82,8 @@ extension BoardFile {
         let outcomeColumn = withOutcomes ? "(SELECT events FROM outcome WHERE outcome.op = op.id)" : "NULL"
         let cursor = try Row.fetchCursor(db, sql: """
             SELECT \(OpCoding.selectColumns), \(outcomeColumn)
-            FROM op WHERE lamport >= ? ORDER BY lamport
-            """, arguments: [key?.lamport ?? 0])
+            FROM op WHERE id >= ? ORDER BY id
+            """, arguments: [OpKey.first(lamport: key?.lamport ?? 0)])
         var group: [(Operation, [UInt8]?)] = []
         var groupLamport = -1
         func flush() throws -> Bool {

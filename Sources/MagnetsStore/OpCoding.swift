@@ -35,12 +35,15 @@ enum OpCoding {
         }
     }
 
-    static let insertSQL = "INSERT INTO op (id, lamport, context, author, time, kind, magnet, x, y, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    static let selectColumns = "id, lamport, context, author, time, kind, magnet, x, y, data"
+    static let insertSQL = "INSERT INTO op (id, seq, context, author, time, kind, magnet, x, y, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static let selectColumns = "id, seq, context, author, time, kind, magnet, x, y, data"
 
     /// Appends `op` to the log table (the caller keeps the replica row up to date).
     static func insert(_ op: Operation, into db: Database, index: inout LogIndex, using prepared: FastStatement? = nil) throws {
         let replicaID = try index.replicaID(op.id.replica, db)
+        guard op.lamport <= OpKey.maxLamport, replicaID <= OpKey.maxReplicas else {
+            throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46 or the file holds 65535 replicas")
+        }
         let contextID = try index.contextID(op.context, db)
         let authorID = try index.authorID(op.author, db)
         var magnet: Int64?
@@ -66,8 +69,8 @@ enum OpCoding {
             data = JSONValue.object(op.payload.jsonFields).serialized()
         }
         let statement = try prepared ?? FastStatement(db, insertSQL)
-        statement.bind(1, LocalID.make(replica: replicaID, seq: op.id.seq))
-        statement.bind(2, op.lamport)
+        statement.bind(1, OpKey.make(lamport: op.lamport, replica: replicaID))
+        statement.bind(2, op.id.seq)
         statement.bind(3, contextID)
         statement.bind(4, authorID)
         statement.bind(5, op.time)
@@ -81,13 +84,15 @@ enum OpCoding {
 
     /// Reads an op from a row selected with `selectColumns`, checking it as it goes.
     static func decode(_ row: Row, index: LogIndex) throws -> Operation {
-        let rowID: Int64 = try row.decode(atIndex: 0)
-        guard let replica = index.replicaNames[LocalID.replica(rowID)] else {
-            throw StoreError.invalidOp("op row \(rowID) names no known replica")
+        let key: Int64 = try row.decode(atIndex: 0)
+        guard key > 0, let replica = index.replicaNames[OpKey.replica(key)] else {
+            throw StoreError.invalidOp("op row \(key) names no known replica")
         }
-        let id = OpID(replica: replica, seq: LocalID.seq(rowID))
-        guard id.seq >= 1 else { throw StoreError.invalidOp("op \(id) has seq 0") }
-        let lamport: Int = try row.decode(atIndex: 1)
+        let seq: Int = try row.decode(atIndex: 1)
+        let id = OpID(replica: replica, seq: seq)
+        guard id.seq >= 1 else { throw StoreError.invalidOp("op \(id) has a seq below 1") }
+        let lamport = OpKey.lamport(key)
+        guard lamport >= 1 else { throw StoreError.invalidOp("op \(id) has a Lamport number below 1") }
         let contextID: Int64 = try row.decode(atIndex: 2), authorID: Int64 = try row.decode(atIndex: 3)
         guard let context = index.contexts[contextID], let author = index.authorNames[authorID] else {
             throw StoreError.invalidOp("op \(id) refers to a missing clock or author")

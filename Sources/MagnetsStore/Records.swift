@@ -4,7 +4,22 @@ import MagnetsCore
 // Record types map the tables of Migrations/ to and from core values. The schema never depends
 // on a core type's Codable shape: every column is written out here.
 
-/// Ids in the file: (replica's local number << 32) | seq, for ops and for the magnets they pulled.
+/// An op's key in the file: (lamport << 16) | the replica's local number. The op table is a
+/// B-tree on it, so it is stored in replay order and a Lamport range is a key range.
+struct OpKey {
+    /// The largest Lamport number a file accepts, so that keys fit in 63 bits.
+    static let maxLamport = (1 << 46) - 1
+    /// The most replicas a file can hold.
+    static let maxReplicas: Int64 = (1 << 16) - 1
+
+    static func make(lamport: Int, replica: Int64) -> Int64 { (Int64(lamport) << 16) | replica }
+    static func lamport(_ key: Int64) -> Int { Int(key >> 16) }
+    static func replica(_ key: Int64) -> Int64 { key & 0xFFFF }
+    /// The first key of a Lamport number.
+    static func first(lamport: Int) -> Int64 { Int64(lamport) << 16 }
+}
+
+/// Magnets in the file: (the pulling op's replica's local number << 32) | its seq.
 struct LocalID {
     static func make(replica: Int64, seq: Int) -> Int64 { (replica << 32) | Int64(seq) }
     static func replica(_ id: Int64) -> Int64 { id >> 32 }

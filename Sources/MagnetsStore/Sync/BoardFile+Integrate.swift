@@ -19,6 +19,7 @@ extension BoardFile {
         for op in incoming {
             if let problem = op.payload.problem { throw StoreError.invalidOp("op \(op.id): \(problem)") }
             guard Validation.isAuthor(op.author) else { throw StoreError.invalidOp("op \(op.id): bad author name") }
+            guard op.lamport <= OpKey.maxLamport else { throw StoreError.invalidOp("op \(op.id): Lamport number above 2^46") }
         }
         do {
             return try Timeline.admit(incoming, version: index.version, lamports: index.lamports)
@@ -52,7 +53,7 @@ extension BoardFile {
         var trace = Trace()
         var stored: [Int64: [UInt8]] = [:]
         let from = integration.start.after?.lamport ?? 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT outcome.op, outcome.events FROM outcome JOIN op ON op.id = outcome.op WHERE op.lamport >= ?", arguments: [from])
+        let rows = try Row.fetchCursor(db, sql: "SELECT op, events FROM outcome WHERE op >= ?", arguments: [OpKey.first(lamport: from)])
         while let row = try rows.next() { stored[try row.decode(atIndex: 0)] = ((try row.decode(atIndex: 1)) as Data?).map { [UInt8]($0) } ?? [] }
         trace.mark("loaded \(stored.count) stored outcomes")
         let insert = try FastStatement(db, OpCoding.insertSQL)
@@ -70,7 +71,7 @@ extension BoardFile {
                 replicaID = try index.replicaID(op.id.replica, db)
                 replicaIDs[op.id.replica] = replicaID
             }
-            let local = LocalID.make(replica: replicaID, seq: op.id.seq)
+            let local = OpKey.make(lamport: op.lamport, replica: replicaID)
             let bytes = OpCoding.storedEvents(for: op, outcome.events)
             guard stored[local] != bytes else { continue }
             if let bytes {
@@ -100,26 +101,41 @@ extension BoardFile {
         }
     }
 
-    /// The ops of `db` that a log with version `other` lacks.
+    /// The ops of `db` that a log with version `other` lacks. With `otherLamports` (the other
+    /// log's latest Lamport number per replica) only the tail of the log that can hold them is
+    /// read: every op of replica r after the other's latest has a larger Lamport number.
     ///
-    /// - Complexity: O(log n + k) per replica for k missing ops: a range of the op table's key.
-    static func ops(missingFrom other: VectorClock, _ db: Database, index: LogIndex) throws -> [Operation] {
-        var result: [Operation] = []
+    /// - Complexity: O(log n + ops read) — the tail from the earliest missing op's Lamport number.
+    static func ops(missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database,
+                    index: LogIndex) throws -> [Operation] {
+        var wanted: [Int64: Int] = [:] // local replica number → the other's count
+        var from = Int.max
         for (name, count) in index.version.entries where count > other[name] {
             guard let replicaID = index.replicaIDs[name] else { continue }
-            let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id BETWEEN ? AND ?",
-                                           arguments: [LocalID.make(replica: replicaID, seq: other[name] + 1),
-                                                       LocalID.make(replica: replicaID, seq: count)])
-            while let row = try rows.next() { result.append(try OpCoding.decode(row, index: index)) }
+            wanted[replicaID] = other[name]
+            from = min(from, (otherLamports?[name] ?? 0) + 1)
+        }
+        guard !wanted.isEmpty else { return [] }
+        if otherLamports == nil { from = 0 }
+        var result: [Operation] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ?",
+                                       arguments: [OpKey.first(lamport: from)])
+        while let row = try rows.next() {
+            let key: Int64 = try row.decode(atIndex: 0)
+            guard let known = wanted[OpKey.replica(key)] else { continue }
+            let seq: Int = try row.decode(atIndex: 1)
+            guard seq > known else { continue }
+            result.append(try OpCoding.decode(row, index: index))
         }
         return result
     }
 
-    /// The op `id` of `db`, if it holds it.
-    static func op(_ id: OpID, _ db: Database, index: LogIndex) throws -> Operation? {
-        guard let replicaID = index.replicaIDs[id.replica] else { return nil }
+    /// The op of `db` with this id and Lamport number, if it holds it.
+    static func op(_ id: OpID, lamport: Int, _ db: Database, index: LogIndex) throws -> Operation? {
+        guard let replicaID = index.replicaIDs[id.replica], (1...OpKey.maxLamport).contains(lamport) else { return nil }
         guard let row = try Row.fetchOne(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id = ?",
-                                         arguments: [LocalID.make(replica: replicaID, seq: id.seq)]) else { return nil }
-        return try OpCoding.decode(row, index: index)
+                                         arguments: [OpKey.make(lamport: lamport, replica: replicaID)]) else { return nil }
+        let op = try OpCoding.decode(row, index: index)
+        return op.id == id ? op : nil
     }
 }

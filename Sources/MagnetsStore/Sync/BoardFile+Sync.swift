@@ -48,14 +48,18 @@ extension BoardFile {
         var indexA = try LogIndex.load(dbA)
         var indexB = try LogIndex.load(dbB)
         // A replica id both files use must name the same ops in both.
+        // The file with fewer of its ops knows the Lamport number of the last common one.
         for (name, countA) in indexA.version.entries {
-            let common = min(countA, indexB.version[name])
+            let countB = indexB.version[name]
+            let common = min(countA, countB)
             guard common > 0 else { continue }
+            let lamport = (countA <= countB ? indexA.lamports[name] : indexB.lamports[name]) ?? 0
             let id = OpID(replica: name, seq: common)
-            if try op(id, dbA, index: indexA) != op(id, dbB, index: indexB) { throw StoreError.replicaClash(name) }
+            let inA = try op(id, lamport: lamport, dbA, index: indexA), inB = try op(id, lamport: lamport, dbB, index: indexB)
+            if inA == nil || inA != inB { throw StoreError.replicaClash(name) }
         }
-        let toA = try ops(missingFrom: indexA.version, dbB, index: indexB)
-        let toB = try ops(missingFrom: indexB.version, dbA, index: indexA)
+        let toA = try ops(missingFrom: indexA.version, otherLamports: indexA.lamports, dbB, index: indexB)
+        let toB = try ops(missingFrom: indexB.version, otherLamports: indexB.lamports, dbA, index: indexA)
         trace.mark("read \(toA.count) + \(toB.count) missing ops")
         let admittedA = try admit(toA, index: indexA)
         let admittedB = try admit(toB, index: indexB)

@@ -111,7 +111,7 @@ extension BoardFile {
         }
         let (header, lines) = try read { db -> (String, [String]) in
             let index = try LogIndex.load(db)
-            let ops = try BoardFile.ops(missingFrom: since ?? VectorClock(), db, index: index)
+            let ops = try BoardFile.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
                 .sorted(by: MagnetsCore.Operation.replaysBefore)
             let lines = ops.map { $0.json(time: .milliseconds).serialized() }
             return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), lines)
@@ -146,7 +146,9 @@ extension BoardFile {
             var skipped = 0
             for op in ops where op.id.seq <= index.version[op.id.replica] {
                 skipped += 1
-                guard try BoardFile.op(op.id, db, index: index) == op else { throw StoreError.replicaClash(op.id.replica) }
+                guard try BoardFile.op(op.id, lamport: op.lamport, db, index: index) == op else {
+                    throw StoreError.replicaClash(op.id.replica)
+                }
             }
             let admitted: (ops: [MagnetsCore.Operation], version: VectorClock, lamports: [String: Int])
             do {
