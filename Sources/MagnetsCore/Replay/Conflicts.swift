@@ -43,9 +43,7 @@ extension Conflict {
     ///
     /// - Complexity: O(n) in the number of ops.
     /// With `settle: false` the `settled` sentences are left empty (for counting).
-    public static func find(in ops: some Collection<Operation>, outcomes: some Collection<Outcome>,
-                            settle: Bool = true) -> [Conflict] {
-        let ops = Array(ops)
+    public static func find(in ops: [Operation], outcomes: [Outcome], settle: Bool = true) -> [Conflict] {
         var found: [Conflict] = []
         // The op last seen on each object, by index into `ops` (cheaper than copying ops).
         var lastOnMagnet: [MagnetID: Int] = [:]
