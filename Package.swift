@@ -42,6 +42,12 @@ let package = Package(
         // Benchmarks that print their figures (release mode).
         .executableTarget(name: "magnets-bench", dependencies: ["MagnetsCore", "MagnetsStore"]),
 
+        // A seeded mutation fuzzer for bundles and board files (see RELIABILITY.md).
+        .executableTarget(
+            name: "magnets-fuzz",
+            dependencies: ["MagnetsStore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+
         // Turns Migrations/*.sql into Swift at build time, so the binary carries its schema.
         .executableTarget(name: "embed-migrations"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
@@ -49,7 +55,8 @@ let package = Package(
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
-        .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore"]),
+        // End-to-end tests run the built `magnets` binary, so they depend on it.
+        .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore", "magnets"]),
     ],
     swiftLanguageModes: [.v6]
 )

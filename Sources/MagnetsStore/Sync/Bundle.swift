@@ -24,10 +24,14 @@ public enum OpBundle {
     /// The largest bundle read (bytes).
     public static let maxBytes = 2_000_000_000
 
-    struct Header {
-        var board: String
-        var clock: VectorClock
-        var count: Int
+    /// A bundle's header line.
+    public struct Header: Sendable, Equatable {
+        /// The board the ops belong to.
+        public var board: String
+        /// The version vector the bundle was cut from.
+        public var clock: VectorClock
+        /// How many op lines follow.
+        public var count: Int
     }
 
     static func headerLine(board: String, clock: VectorClock, since: VectorClock?, count: Int) -> String {
@@ -46,6 +50,11 @@ public enum OpBundle {
             throw StoreError.badBundle("\(path) does not exist or is a folder")
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw StoreError.badBundle("cannot read \(path)") }
+        return try parse(data, name: path)
+    }
+
+    /// Checks a whole bundle held in memory (see `read`); `name` names it in errors.
+    public static func parse(_ data: Data, name path: String = "the bundle") throws -> (header: Header, ops: [MagnetsCore.Operation]) {
         guard data.count <= maxBytes else { throw StoreError.badBundle("\(path) is larger than 2 GB") }
         guard let text = String(data: data, encoding: .utf8) else { throw StoreError.badBundle("\(path) is not UTF-8 text") }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)

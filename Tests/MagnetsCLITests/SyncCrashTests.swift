@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import MagnetsCore
+import MagnetsStore
+
+/// Kills `magnets sync` with SIGKILL at random moments: each file must then open, check clean,
+/// and hold either its ops from before the sync or all of them (one transaction per file).
+@Suite("Sync survives SIGKILL")
+struct SyncCrashTests {
+    /// The `magnets` binary built beside the test bundle.
+    static var binary: String {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = dir.appendingPathComponent("magnets").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/magnets").path
+    }
+
+    /// A bundle of `count` moves by `replica` of the file's magnets, concurrent with other copies.
+    static func moveBundle(_ count: Int, replica: String, on file: BoardFile, seed: UInt64, to path: String) throws {
+        let now = try file.current()
+        let ids = now.board.sortedMagnets.map(\.id)
+        var state = seed
+        func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state >> 33 }
+        var context = now.clock
+        context[replica] = 0
+        var lines: [String] = []
+        var clock = now.clock
+        for k in 0..<count {
+            let op = MagnetsCore.Operation(
+                id: OpID(replica: replica, seq: now.clock[replica] + 1 + k), lamport: now.maxLamport + 1 + k, context: context,
+                author: replica, time: 1_795_000_000_000,
+                payload: .move(magnet: ids[Int(next() % UInt64(ids.count))], target: .point(Point(x: Double(next() % 1000), y: Double(next() % 700)))))
+            clock[replica] = op.id.seq
+            lines.append(op.json(time: .milliseconds).serialized())
+        }
+        let since = JSONValue.object(now.clock.replicas.map { ($0, .int(now.clock[$0])) })
+        let header = JSONValue.object([("magnets_bundle", .int(1)), ("board", .string(file.boardID)),
+                                       ("clock", .object(clock.replicas.map { ($0, .int(clock[$0])) })), ("since", since),
+                                       ("ops", .int(count))]).serialized()
+        try Data((([header] + lines).joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test("20 syncs killed at random moments leave each file before or after, and clean")
+    func killedSyncs() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-crash-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Two copies of a 60-magnet board, each with 3,000 concurrent moves.
+        let base = try BoardFile.create(dir + "/base.magnets", name: "crash", size: Size(width: 1000, height: 700),
+                                        replica: "base", author: "base", checkpointInterval: 256)
+        try base.record(author: "base") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        try base.record(author: "base") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80), capacity: 2)) }
+        for i in 0..<60 {
+            try base.record(author: "base") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: Double(20 + i * 15), y: 300))) }
+        }
+        let common = try base.current().opCount
+        let a = try base.clone(to: dir + "/a.magnets", replica: "alice")
+        let b = try base.clone(to: dir + "/b.magnets", replica: "bob")
+        try Self.moveBundle(3000, replica: "alice", on: a, seed: 1, to: dir + "/a.bundle")
+        try Self.moveBundle(3000, replica: "bob", on: b, seed: 2, to: dir + "/b.bundle")
+        _ = try a.importOps(from: dir + "/a.bundle")
+        _ = try b.importOps(from: dir + "/b.bundle")
+        let (beforeA, beforeB) = (try a.current().opCount, try b.current().opCount)
+        try a.close(); try b.close(); try base.close()
+
+        // How long an unkilled sync takes, to spread the kills over it.
+        try FileManager.default.copyItem(atPath: dir + "/a.magnets", toPath: dir + "/ta.magnets")
+        try FileManager.default.copyItem(atPath: dir + "/b.magnets", toPath: dir + "/tb.magnets")
+        let start = Date()
+        let full = Process()
+        full.executableURL = URL(fileURLWithPath: Self.binary)
+        full.arguments = ["sync", dir + "/ta.magnets", dir + "/tb.magnets"]
+        try full.run()
+        full.waitUntilExit()
+        #expect(full.terminationStatus == 0)
+        let duration = Date().timeIntervalSince(start)
+        let after = try BoardFile.open(dir + "/ta.magnets").current().opCount
+        #expect(after == beforeA + beforeB - common)
+
+        var outcomes: [String: Int] = [:]
+        for round in 0..<20 {
+            let (ra, rb) = (dir + "/r\(round)a.magnets", dir + "/r\(round)b.magnets")
+            try FileManager.default.copyItem(atPath: dir + "/a.magnets", toPath: ra)
+            try FileManager.default.copyItem(atPath: dir + "/b.magnets", toPath: rb)
+            let sync = Process()
+            sync.executableURL = URL(fileURLWithPath: Self.binary)
+            sync.arguments = ["sync", ra, rb]
+            sync.standardOutput = FileHandle.nullDevice
+            sync.standardError = FileHandle.nullDevice
+            try sync.run()
+            // Spread the kills from the very start to just past the usual end.
+            usleep(UInt32(Double(round) / 19 * duration * 1.1 * 1_000_000))
+            kill(sync.processIdentifier, SIGKILL)
+            sync.waitUntilExit()
+            for (path, before) in [(ra, beforeA), (rb, beforeB)] {
+                let file = try BoardFile.open(path)
+                let count = try file.current().opCount
+                #expect(count == before || count == after, "\(path): \(count) ops, neither \(before) nor \(after)")
+                #expect(try file.check().isClean)
+                outcomes[count == before ? "before" : "after", default: 0] += 1
+                try file.close()
+            }
+            for p in [ra, rb] { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: p + s) } }
+        }
+        // Both kinds of ending were seen: the kills really landed mid-way and after.
+        #expect(outcomes["before", default: 0] > 0)
+        #expect(outcomes["after", default: 0] > 0)
+    }
+}
