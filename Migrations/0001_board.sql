@@ -63,6 +63,7 @@ CREATE TABLE checkpoint (
     position INTEGER PRIMARY KEY,
     lamport  INTEGER NOT NULL,      -- replay-order key of the last op folded in
     replica  TEXT NOT NULL,
+    clock    TEXT NOT NULL,         -- the version vector of those ops ('alice=3,bob=2')
     board    TEXT NOT NULL          -- JSON snapshot
 );
 

@@ -75,18 +75,20 @@ extension BoardFile {
         for id in stored.keys where expected[id] == nil {
             note("outcome row \(id) belongs to no op or should be plain")
         }
-        var storedCheckpoints: [Int: (Int, String, String)] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT position, lamport, replica, board FROM checkpoint") {
-            storedCheckpoints[try row.decode(atIndex: 0)] = (try row.decode(atIndex: 1), try row.decode(atIndex: 2), try row.decode(atIndex: 3))
+        var storedCheckpoints: [Int: Row] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT position, lamport, replica, clock, board FROM checkpoint") {
+            storedCheckpoints[try row.decode(atIndex: 0)] = row
         }
         let expectedCheckpoints = timeline.checkpoints.filter { $0.position > 0 }
+        let clocks = clocks(of: timeline, startClock: VectorClock())
         for checkpoint in expectedCheckpoints {
-            guard let (lamport, replica, text) = storedCheckpoints[checkpoint.position] else {
+            guard let row = storedCheckpoints[checkpoint.position] else {
                 note("checkpoint at op \(checkpoint.position) is missing")
                 continue
             }
-            if OrderKey(lamport: lamport, replica: replica) != checkpoint.after || BoardSnapshot.decode(text) != checkpoint.board {
+            guard let (stored, clock) = try BoardFile.checkpoint(from: row), stored == checkpoint, clock == clocks[checkpoint.position] else {
                 note("checkpoint at op \(checkpoint.position) differs from the replayed board")
+                continue
             }
         }
         for position in storedCheckpoints.keys where !expectedCheckpoints.contains(where: { $0.position == position }) {
@@ -123,7 +125,9 @@ extension BoardFile {
                 try db.execute(sql: "INSERT INTO outcome (op, events) VALUES (?, ?)", arguments: [id, Data(bytes)])
             }
             try db.execute(sql: "DELETE FROM checkpoint")
-            for checkpoint in expectedCheckpoints { try saveCheckpoint(checkpoint, db) }
+            for checkpoint in expectedCheckpoints {
+                try saveCheckpoint(checkpoint, clock: clocks[checkpoint.position] ?? VectorClock(), db)
+            }
             try saveState(timeline.board, replacing: nil, ops: ops.count, db, index: &index)
         }
         return CheckReport(ops: ops.count, problems: problems)

@@ -37,7 +37,8 @@ extension BoardFile {
             try BoardFile.append(op, outcome, db, index: &index)
             try BoardFile.saveState(next, replacing: board, ops: count + 1, db, index: &index)
             if (count + 1) % checkpointInterval == 0 {
-                try BoardFile.saveCheckpoint(Timeline.Checkpoint(position: count + 1, board: next, after: OrderKey(op)), db)
+                try BoardFile.saveCheckpoint(Timeline.Checkpoint(position: count + 1, board: next, after: OrderKey(op)),
+                                             clock: index.version, db)
             }
             try index.saveReplicas(db)
             return Recorded(op: op, outcome: outcome, board: next)
@@ -57,9 +58,23 @@ extension BoardFile {
         index.advance(with: op)
     }
 
-    static func saveCheckpoint(_ checkpoint: Timeline.Checkpoint, _ db: Database) throws {
+    static func saveCheckpoint(_ checkpoint: Timeline.Checkpoint, clock: VectorClock, _ db: Database) throws {
         guard let after = checkpoint.after else { return }
-        try db.execute(sql: "INSERT OR REPLACE INTO checkpoint (position, lamport, replica, board) VALUES (?, ?, ?, ?)",
-                       arguments: [checkpoint.position, after.lamport, after.replica, BoardSnapshot.encode(checkpoint.board)])
+        try db.execute(sql: "INSERT OR REPLACE INTO checkpoint (position, lamport, replica, clock, board) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [checkpoint.position, after.lamport, after.replica, clock.description,
+                                   BoardSnapshot.encode(checkpoint.board)])
+    }
+
+    /// The version vector after each checkpoint of a replay that starts at `start` (whose own
+    /// clock is `startClock`): each replica's largest seq among the ops up to that position.
+    static func clocks(of timeline: Timeline, startClock: VectorClock) -> [Int: VectorClock] {
+        var result: [Int: VectorClock] = [:]
+        var running = startClock
+        let positions = Set(timeline.checkpoints.map(\.position))
+        for (i, op) in timeline.ops.enumerated() {
+            if op.id.seq > running[op.id.replica] { running[op.id.replica] = op.id.seq }
+            if positions.contains(timeline.base + i + 1) { result[timeline.base + i + 1] = running }
+        }
+        return result
     }
 }

@@ -26,52 +26,57 @@ extension BoardFile {
     /// The largest Lamport number in the file (0 when empty).
     public func maxLamport() throws -> Int { try current().maxLamport }
 
-    /// The board after the first `count` ops of the replay order, from the latest stored
-    /// checkpoint at or before it.
+    /// The board after the first `count` ops of the replay order, and the version vector of
+    /// those ops, from the latest stored checkpoint at or before it.
     ///
     /// - Complexity: O(checkpointInterval) applies at most, plus reading those ops.
-    public func board(after count: Int) throws -> Board {
+    public func board(after count: Int) throws -> (board: Board, clock: VectorClock) {
         try read { db in
             let index = try LogIndex.load(db)
             let total = try Int.fetchOne(db, sql: "SELECT ops FROM board WHERE id = 1") ?? 0
-            guard (1...max(1, total)).contains(count), total > 0 else {
+            guard total > 0, (1...total).contains(count) else {
                 throw StoreError.refused("--at must be 1…\(total) (the number of ops)")
             }
-            let checkpoint = try BoardFile.checkpoint(atOrBefore: count, db)
+            let (checkpoint, startClock) = try BoardFile.checkpoint(atOrBefore: count, db)
             var board = checkpoint.board
+            var clock = startClock
             var remaining = count - checkpoint.position
             try BoardFile.forEachOp(after: checkpoint.after, withOutcomes: false, db, index: index) { op, _ in
                 guard remaining > 0 else { return false }
                 _ = board.apply(op)
+                if op.id.seq > clock[op.id.replica] { clock[op.id.replica] = op.id.seq }
                 remaining -= 1
                 return true
             }
-            return board
+            return (board, clock)
         }
+    }
+
+    /// Reads a checkpoint row (`position, lamport, replica, clock, board`), or nil if damaged.
+    static func checkpoint(from row: Row) throws -> (Timeline.Checkpoint, VectorClock)? {
+        guard let board = BoardSnapshot.decode(try row.decode(atIndex: 4)),
+              let clock = VectorClock(parsing: try row.decode(atIndex: 3)) else { return nil }
+        let checkpoint = Timeline.Checkpoint(position: try row.decode(atIndex: 0), board: board,
+                                             after: OrderKey(lamport: try row.decode(atIndex: 1), replica: try row.decode(atIndex: 2)))
+        return (checkpoint, clock)
     }
 
     /// The latest readable checkpoint at or before a position (the empty board at 0 if none).
-    static func checkpoint(atOrBefore position: Int, _ db: Database) throws -> Timeline.Checkpoint {
-        for row in try Row.fetchAll(db, sql: "SELECT position, lamport, replica, board FROM checkpoint WHERE position <= ? ORDER BY position DESC LIMIT 4", arguments: [position]) {
-            if let board = BoardSnapshot.decode(try row.decode(atIndex: 3)) {
-                return Timeline.Checkpoint(position: try row.decode(atIndex: 0), board: board, after: OrderKey(lamport: try row.decode(atIndex: 1), replica: try row.decode(atIndex: 2)))
-            }
-        }
-        return Timeline.Checkpoint(position: 0, board: Board(), after: nil)
+    static func checkpoint(atOrBefore position: Int, _ db: Database) throws -> (Timeline.Checkpoint, VectorClock) {
+        let rows = try Row.fetchAll(db, sql: "SELECT position, lamport, replica, clock, board FROM checkpoint WHERE position <= ? ORDER BY position DESC LIMIT 4",
+                                    arguments: [position])
+        for row in rows { if let found = try checkpoint(from: row) { return found } }
+        return (Timeline.Checkpoint(position: 0, board: Board(), after: nil), VectorClock())
     }
 
     /// The latest readable checkpoint whose last op sorts before `key`.
-    static func checkpoint(before key: OrderKey, _ db: Database) throws -> Timeline.Checkpoint {
+    static func checkpoint(before key: OrderKey, _ db: Database) throws -> (Timeline.Checkpoint, VectorClock) {
         let rows = try Row.fetchAll(db, sql: """
-            SELECT position, lamport, replica, board FROM checkpoint
+            SELECT position, lamport, replica, clock, board FROM checkpoint
             WHERE lamport < ? OR (lamport = ? AND replica < ?) ORDER BY position DESC LIMIT 4
             """, arguments: [key.lamport, key.lamport, key.replica])
-        for row in rows {
-            if let board = BoardSnapshot.decode(try row.decode(atIndex: 3)) {
-                return Timeline.Checkpoint(position: try row.decode(atIndex: 0), board: board, after: OrderKey(lamport: try row.decode(atIndex: 1), replica: try row.decode(atIndex: 2)))
-            }
-        }
-        return Timeline.Checkpoint(position: 0, board: Board(), after: nil)
+        for row in rows { if let found = try checkpoint(from: row) { return found } }
+        return (Timeline.Checkpoint(position: 0, board: Board(), after: nil), VectorClock())
     }
 
     /// Calls `body` with each op sorting after `key` (all ops when nil) in replay order, with its

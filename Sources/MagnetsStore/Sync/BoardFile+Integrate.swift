@@ -11,6 +11,8 @@ extension BoardFile {
         var timeline: Timeline
         /// The checkpoint the replay starts from.
         var start: Timeline.Checkpoint
+        /// The version vector at `start`.
+        var startClock: VectorClock
     }
 
     /// Checks ops from another file or a bundle against a log (`index`): ops already held are
@@ -36,13 +38,13 @@ extension BoardFile {
     static func integrate(_ fresh: [Operation], earliest: OrderKey, version: VectorClock, lamports: [String: Int],
                           interval: Int, _ db: Database, index: LogIndex) throws -> Integration {
         var trace = Trace()
-        let start = try checkpoint(before: earliest, db)
+        let (start, startClock) = try checkpoint(before: earliest, db)
         let held = try ops(after: start.after, db, index: index)
         trace.mark("read \(held.count) held ops from checkpoint \(start.position)")
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports,
                                 checkpointInterval: interval)
         timeline.replayHeld(Timeline.merged(held, fresh))
-        return Integration(timeline: timeline, start: start)
+        return Integration(timeline: timeline, start: start, startClock: startClock)
     }
 
     /// Writes an integration into one file: the ops it lacked, every outcome of the window that
@@ -85,8 +87,9 @@ extension BoardFile {
         }
         trace.mark("wrote outcomes")
         try db.execute(sql: "DELETE FROM checkpoint WHERE position > ?", arguments: [integration.start.position])
+        let clocks = clocks(of: timeline, startClock: integration.startClock)
         for checkpoint in timeline.checkpoints where checkpoint.position > integration.start.position {
-            try saveCheckpoint(checkpoint, db)
+            try saveCheckpoint(checkpoint, clock: clocks[checkpoint.position] ?? VectorClock(), db)
         }
         let (old, _) = try loadState(db, index: index)
         try saveState(timeline.board, replacing: old, ops: timeline.end, db, index: &index)

@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import MagnetsCore
+import MagnetsStore
+
+extension Magnets {
+    /// `magnets history`: every op in replay order and what it did. Streams: memory stays flat.
+    struct History: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every op in replay order, and what each did.")
+
+        enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, ndjson, csv }
+
+        @OptionGroup var options: BoardOptions
+        @Option(help: "table, json, ndjson or csv.") var format: Format = .table
+        @Option(help: "Keep the last N ops.") var limit: Int?
+        @Option(help: "Only the ops that touched this magnet (its id, a letter only it bears, or an id prefix).") var magnet: String?
+
+        func validate() throws {
+            if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        }
+
+        func run() throws {
+            let file = try options.open()
+            var magnetID: MagnetID?
+            if let magnet {
+                if let id = MagnetID(magnet) { magnetID = id } else {
+                    magnetID = try file.current().board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get()
+                }
+            }
+            let format = options.json ? .json : self.format
+            var out = BufferedOutput()
+            let color = Output.useColor && format == .table
+            let width = Output.isTerminal ? Output.columns : Int.max
+            var first = true
+            switch format {
+            case .json: out.write("[")
+            case .csv: out.write("op,replica,seq,lamport,clock,author,time,kind,payload,events\n")
+            case .table: out.write(Self.tableHeader(width: width) + "\n")
+            case .ndjson: break
+            }
+            try file.history(limit: limit, magnet: magnetID) { entry in
+                switch format {
+                case .json:
+                    out.write((first ? "\n  " : ",\n  ") + entry.op.json(events: entry.events).serialized())
+                case .ndjson:
+                    out.write(entry.op.json(events: entry.events).serialized() + "\n")
+                case .csv:
+                    let clock = entry.op.clock.description
+                    let fields = [entry.op.id.description, entry.op.id.replica, String(entry.op.id.seq), String(entry.op.lamport), clock,
+                                  entry.op.author, Timestamp.iso8601(milliseconds: entry.op.time), entry.op.kind.rawValue,
+                                  JSONValue.object(entry.op.payload.jsonFields).serialized(), Output.describe(entry.events)]
+                    out.write(fields.map(Self.csv).joined(separator: ",") + "\n")
+                case .table:
+                    out.write(Self.tableRow(entry, width: width, color: color) + "\n")
+                }
+                first = false
+            }
+            if format == .json { out.write(first ? "]\n" : "\n]\n") }
+            out.flush()
+        }
+
+        /// A field quoted as RFC 4180 asks when it holds a comma, quote or line break.
+        static func csv(_ field: String) -> String {
+            guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+            return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+
+        static let columns: [(String, Int)] = [("#", 6), ("op", 12), ("lamport", 7), ("author", 10), ("time (UTC)", 19), ("kind", 15)]
+
+        static func tableHeader(width: Int) -> String {
+            trim(columns.map { pad($0.0, $0.1) }.joined(separator: " ") + " what it did", width)
+        }
+
+        static func tableRow(_ entry: BoardFile.HistoryEntry, width: Int, color: Bool) -> String {
+            let time = String(Timestamp.iso8601(milliseconds: entry.op.time).prefix(19)).replacingOccurrences(of: "T", with: " ")
+            let cells = [String(entry.position), entry.op.id.description, String(entry.op.lamport), entry.op.author, time, entry.op.kind.rawValue]
+            let what = caption(entry, withID: false)
+            var line = trim(zip(cells, columns).map { pad($0, $1.1) }.joined(separator: " ") + " " + what, width)
+            if color {
+                let rejected = entry.events.contains { if case .rejected = $0 { true } else { false } }
+                if rejected { line = "\u{1B}[31m" + line + "\u{1B}[0m" }
+            }
+            return line
+        }
+
+        /// What an op did, as one line: `alice:3 magnet.move alice-2 → captured by zone 'slot' at 430,130`.
+        static func caption(_ entry: BoardFile.HistoryEntry, withID: Bool = true) -> String {
+            var subject = ""
+            switch entry.op.payload {
+            case .move(let m, let target): subject = "\(m) → \(target.points.map(\.description).joined(separator: " "))"
+            case .returnMagnet(let m): subject = m.description
+            case .pull(let l, let c, _): subject = "'\(l)' \(c)"
+            default: subject = ""
+            }
+            let head = withID ? "\(entry.op.id) \(entry.op.kind.rawValue) " : ""
+            return head + (subject.isEmpty ? "" : subject + ": ") + Output.describe(entry.events)
+        }
+
+        static func pad(_ s: String, _ n: Int) -> String {
+            s.count >= n ? String(s.prefix(n)) : s + String(repeating: " ", count: n - s.count)
+        }
+
+        static func trim(_ s: String, _ width: Int) -> String {
+            s.count <= width ? s : String(s.prefix(max(1, width - 1))) + "…"
+        }
+    }
+}
+
+/// Stdout in 64 KiB writes: a million-line export must not cost a syscall a line.
+struct BufferedOutput {
+    var buffer: [UInt8] = []
+
+    mutating func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 65_536 { flush() }
+    }
+
+    mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Foundation.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import MagnetsCore
+import MagnetsStore
+
+extension Magnets {
+    /// `magnets init`: creates a new board file (never overwrites one).
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a new board file.")
+        @OptionGroup var options: BoardOptions
+        @Option(help: "Board width, 1…100000.") var width = SideArgument(argument: "1000")!
+        @Option(help: "Board height, 1…100000.") var height = SideArgument(argument: "700")!
+        @Option(help: "The board's name.") var name = "board"
+        @Option(help: "This copy's replica id, [a-z][a-z0-9_]{0,31} (default: the login name made to fit).") var replica: String?
+
+        func validate() throws {
+            if let replica, !Validation.isReplicaID(replica) {
+                throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+            }
+            guard Validation.isBoardName(name) else { throw ValidationError("a board name is at most 64 characters, none of them control characters") }
+        }
+
+        func run() throws {
+            let path = options.boardPath
+            let file = try BoardFile.create(path, name: name, size: Size(width: width.value, height: height.value),
+                                            replica: replica ?? Arguments.defaultReplica, author: options.authorName)
+            if options.json {
+                Output.json(.object([("board", .string(file.boardID)), ("file", .string(path)), ("replica", .string(file.replica))]))
+            } else {
+                print("created \(path): board '\(name)' \(formatNumber(width.value))×\(formatNumber(height.value)), replica \(file.replica)")
+            }
+        }
+    }
+
+    /// `magnets clone`: a copy of a board under a new replica id.
+    struct Clone: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Copy a board under a new replica id.")
+        @OptionGroup var options: BoardOptions
+        @Argument(help: "The board file to copy.") var source: String
+        @Argument(help: "The new file (must not exist).") var destination: String
+        @Option(help: "The copy's replica id, [a-z][a-z0-9_]{0,31}.") var replica: String
+
+        func validate() throws {
+            guard Validation.isReplicaID(replica) else { throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}") }
+        }
+
+        func run() throws {
+            let copy = try BoardFile.open(source).clone(to: destination, replica: replica)
+            if options.json {
+                Output.json(.object([("board", .string(copy.boardID)), ("file", .string(destination)), ("replica", .string(replica))]))
+            } else {
+                print("cloned \(source) to \(destination) as replica \(replica)")
+            }
+        }
+    }
+
+    /// `magnets resize`: a new board size; magnets re-clamped, keeping their zones.
+    struct Resize: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Resize the board.")
+        @OptionGroup var options: BoardOptions
+        @Option(help: "New width, 1…100000.") var width: SideArgument
+        @Option(help: "New height, 1…100000.") var height: SideArgument
+
+        func run() throws {
+            let recorded = try options.open().record(author: options.authorName) { _ in
+                .resize(Size(width: width.value, height: height.value))
+            }
+            Report.op(recorded, json: options.json)
+        }
+    }
+}

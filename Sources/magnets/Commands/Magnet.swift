@@ -1,0 +1,77 @@
+import ArgumentParser
+import MagnetsCore
+import MagnetsStore
+
+extension Magnets {
+    /// `magnets pull LETTER (--to X,Y | --path "…")`: a magnet out of the tray.
+    struct Pull: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pull a magnet out of the tray.",
+            discussion: "--to drops it at a point; --path is a touch path from the tray (y < 0): a downward swipe (more than 16 points down, under 12 sideways) pulls, then drags along the rest.")
+        @OptionGroup var options: BoardOptions
+        @Argument(help: "The letter.") var letter: String
+        @Option(help: "The tile's color (default red).") var color = "red"
+        @Option(help: "Drop it at X,Y.") var to: PointArgument?
+        @Option(help: "A touch path \"X,Y X,Y …\" starting on the tray.") var path: PathArgument?
+
+        func validate() throws {
+            _ = try Arguments.letter(letter)
+            _ = try Arguments.color(color)
+            guard (to == nil) != (path == nil) else { throw ValidationError("give exactly one of --to or --path") }
+        }
+
+        func run() throws {
+            let letter = try Arguments.letter(self.letter)
+            let target: Target = to.map { .point($0.point) } ?? .path(path!.points)
+            let recorded = try options.open().record(author: options.authorName) { _ in
+                .pull(letter: letter, color: color, target: target)
+            }
+            Report.magnet(recorded, MagnetID(pulledBy: recorded.op.id), json: options.json)
+        }
+    }
+
+    /// `magnets move MAGNET (--to X,Y | --by DX,DY | --path "…")`.
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.")
+        @OptionGroup var options: BoardOptions
+        @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
+        @Option(help: "Drag it to X,Y.") var to: PointArgument?
+        @Option(help: "Drag it by DX,DY (recorded as the absolute target).") var by: PointArgument?
+        @Option(help: "Drag it through \"X,Y X,Y …\".") var path: PathArgument?
+
+        func validate() throws {
+            guard [to != nil, by != nil, path != nil].filter({ $0 }).count == 1 else {
+                throw ValidationError("give exactly one of --to, --by or --path")
+            }
+        }
+
+        func run() throws {
+            var id: MagnetID?
+            let recorded = try options.open().record(author: options.authorName) { board in
+                let resolved = try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get()
+                id = resolved
+                if let to { return .move(magnet: resolved, target: .point(to.point)) }
+                if let path { return .move(magnet: resolved, target: .path(path.points)) }
+                let center = board.magnets[resolved]!.center
+                let target = Point(x: center.x + by!.point.x, y: center.y + by!.point.y)
+                guard Validation.isValid(target) else { throw StoreError.refused("the target \(target) is out of range") }
+                return .move(magnet: resolved, target: .point(target))
+            }
+            Report.magnet(recorded, id!, json: options.json)
+        }
+    }
+
+    /// `magnets return MAGNET`: back to the tray.
+    struct Return: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Put a magnet back in the tray.")
+        @OptionGroup var options: BoardOptions
+        @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
+
+        func run() throws {
+            let recorded = try options.open().record(author: options.authorName) { board in
+                .returnMagnet(try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get())
+            }
+            Report.op(recorded, json: options.json)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import MagnetsCore
+import MagnetsRender
+import MagnetsStore
+
+extension Magnets {
+    /// `magnets show [--at N]`: the board as a picture in the terminal, then a listing.
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.")
+        @OptionGroup var options: BoardOptions
+        @Option(help: "Show the board after the first N ops of the replay order.") var at: Int?
+
+        func validate() throws {
+            if let at, at < 1 { throw ValidationError("--at must be at least 1") }
+        }
+
+        func run() throws {
+            let file = try options.open()
+            let (board, clock) = try at.map { try file.board(after: $0) } ?? { let c = try file.current(); return (c.board, c.clock) }()
+            if options.json {
+                Output.json(Self.json(board, clock: clock, file: file))
+                return
+            }
+            print(TerminalPicture.render(board, columns: Output.columns, colored: Output.useColor))
+            print(TerminalPicture.listing(board))
+            print("\nclock \(clock.description.isEmpty ? "(empty)" : clock.description)\(at.map { " — after op \($0)" } ?? "")")
+        }
+
+        /// The `show --json` object of SPEC §6.
+        static func json(_ board: Board, clock: VectorClock, file: BoardFile) -> JSONValue {
+            .object([
+                ("board", .object([("id", .string(file.boardID)), ("name", .string(board.name)), ("width", .number(board.size.width)),
+                                   ("height", .number(board.size.height)), ("replica", .string(file.replica))])),
+                ("magnets", board.magnetsJSON), ("zones", board.zonesJSON), ("boundaries", board.boundariesJSON),
+                ("tray", board.trayJSON), ("clock", .object(clock.replicas.map { ($0, .int(clock[$0])) })),
+            ])
+        }
+    }
+
+    /// `magnets render (--svg FILE | --timelapse FILE.html) [--at N]`.
+    struct Render: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Draw the board as SVG, or its history as a timelapse page.")
+        @OptionGroup var options: BoardOptions
+        @Option(help: "Write the board as SVG to FILE.") var svg: String?
+        @Option(help: "Write a page that replays the history to FILE.html.") var timelapse: String?
+        @Option(help: "The board after the first N ops (the last frame, for --timelapse).") var at: Int?
+
+        func validate() throws {
+            guard (svg == nil) != (timelapse == nil) else { throw ValidationError("give exactly one of --svg or --timelapse") }
+            if let at, at < 1 { throw ValidationError("--at must be at least 1") }
+        }
+
+        func run() throws {
+            let file = try options.open()
+            if let svg {
+                let board = try at.map { try file.board(after: $0).board } ?? file.current().board
+                try Self.write(SVGPicture.render(board), to: svg)
+                print("wrote \(svg)")
+                return
+            }
+            // Frames: each op applied in replay order through the one apply road.
+            var board = Board()
+            var frames: [Timelapse.Frame] = []
+            try file.history { entry in
+                if let at, entry.position > at { return }
+                _ = board.apply(entry.op)
+                frames.append(Timelapse.Frame(board: board, caption: History.caption(entry)))
+            }
+            try Self.write(Timelapse.render(title: "\(file.current().board.name) — \(frames.count) ops", frames: frames), to: timelapse!)
+            print("wrote \(timelapse!) (\(frames.count) frames)")
+        }
+
+        static func write(_ text: String, to path: String) throws {
+            do { try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+                throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
+            }
+        }
+    }
+}

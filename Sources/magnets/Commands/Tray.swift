@@ -1,0 +1,63 @@
+import ArgumentParser
+import MagnetsCore
+import MagnetsStore
+
+extension Magnets {
+    /// `magnets tray add|list`.
+    struct Tray: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stock the tray or list its tiles.", subcommands: [Add.self, List.self])
+
+        /// `magnets tray add LETTERS`: adds to (or creates) one tile per letter.
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Add tiles to the tray, one per letter of LETTERS.")
+            @OptionGroup var options: BoardOptions
+            @Argument(help: "The letters, each one tile (e.g. HELLO).") var letters: String
+            @Option(help: "How many to add to each tile (≥ 1; default 1).") var count: Int?
+            @Flag(help: "Make the tiles unlimited for good.") var unlimited = false
+            @Option(help: "The tiles' color (default red).") var color = "red"
+            @Option(help: "The magnets' size WxH, each side 1…1000 (default 40x50).") var size = SizeArgument(argument: "40x50")!
+
+            func validate() throws {
+                if count != nil && unlimited { throw ValidationError("give --count or --unlimited, not both") }
+                if let count, !(1...Validation.maxTileCount).contains(count) {
+                    throw ValidationError("--count must be 1…\(Validation.maxTileCount)")
+                }
+                _ = try Arguments.color(color)
+                guard !letters.isEmpty else { throw ValidationError("give at least one letter") }
+                for ch in letters { _ = try Arguments.letter(String(ch)) }
+            }
+
+            func run() throws {
+                let file = try options.open()
+                var results: [JSONValue] = []
+                let letterList = try letters.map { try Arguments.letter(String($0)) }
+                for letter in letterList {
+                    let recorded = try file.record(author: options.authorName) { _ in
+                        .trayAdd(letter: letter, color: color, size: size.size, count: unlimited ? nil : (count ?? 1))
+                    }
+                    if options.json {
+                        results.append(.object([("op", .string(recorded.op.id.description)), ("events", .array(recorded.outcome.events.map(\.json)))]))
+                    } else {
+                        print("\(recorded.op.id): \(Output.describe(recorded.outcome.events))")
+                    }
+                }
+                if options.json { Output.json(.array(results)) }
+            }
+        }
+
+        /// `magnets tray list`.
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List the tray's tiles.")
+            @OptionGroup var options: BoardOptions
+
+            func run() throws {
+                let board = try options.open().current().board
+                if options.json { Output.json(board.trayJSON); return }
+                if board.tray.isEmpty { print("the tray is empty"); return }
+                for t in board.tray {
+                    print("\(t.letter)  \(t.color)  \(t.size)  \(t.remaining.map { "\($0) left" } ?? "unlimited")")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import MagnetsStore
+
+/// `magnets`: a shared board of fridge-magnet letters, edited offline in SQLite files and synced.
+@main
+struct Magnets: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "magnets",
+        abstract: "A shared board of fridge-magnet letters: edit offline, sync, see who did what.",
+        version: "magnets 0.1.0",
+        subcommands: [
+            Init.self, Clone.self, Tray.self, ZoneCommand.self, BoundaryCommand.self, Pull.self, Move.self,
+            Return.self, Resize.self, Show.self, Render.self, History.self, Conflicts.self, Sync.self, Ops.self,
+            Check.self, Demo.self,
+        ]
+    )
+
+    /// Parses, runs, and turns every error into one `error: …` line: exit 64 for usage errors
+    /// (before any file is opened), 1 for everything refused or failed.
+    static func main() {
+        let command: ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let message = self.message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+            Output.fail(message.isEmpty ? "invalid arguments" : message,
+                        hint: "see 'magnets help' or 'magnets <command> --help'", code: 64)
+        }
+        do {
+            var command = command
+            try command.run()
+        } catch let error as ValidationError {
+            Output.fail(error.message, code: 64)
+        } catch let error as ExitCode {
+            Foundation.exit(error.rawValue)
+        } catch let error as LocalizedError {
+            Output.fail(error.errorDescription ?? "\(error)", code: 1)
+        } catch {
+            Output.fail("\(error)", code: 1)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import MagnetsCore
+import MagnetsStore
+
+/// The options every command takes: the board file, JSON output, the author.
+struct BoardOptions: ParsableArguments {
+    @Option(name: [.customShort("b"), .customLong("board")], help: "The board file (env MAGNETS_BOARD, else ./board.magnets).")
+    var board: String?
+
+    @Flag(name: .long, help: "Machine-readable output.")
+    var json = false
+
+    @Option(name: .customLong("as"), help: "The author (env MAGNETS_USER, else the login name).")
+    var author: String?
+
+    func validate() throws {
+        if let author { try Arguments.checkAuthor(author) }
+        if let path, path.isEmpty { throw ValidationError("--board needs a path") }
+    }
+
+    private var path: String? { board }
+
+    /// The board file's path.
+    var boardPath: String {
+        board ?? ProcessInfo.processInfo.environment["MAGNETS_BOARD"].flatMap { $0.isEmpty ? nil : $0 } ?? "./board.magnets"
+    }
+
+    /// Who is editing: `--as`, else `MAGNETS_USER`, else the login name, else `unknown`.
+    var authorName: String {
+        if let author { return author }
+        if let env = ProcessInfo.processInfo.environment["MAGNETS_USER"], (try? Arguments.checkAuthor(env)) != nil { return env }
+        return Arguments.loginName ?? "unknown"
+    }
+
+    /// Opens the board file (refusing a missing or foreign one).
+    func open() throws -> BoardFile { try BoardFile.open(boardPath) }
+}
+
+/// Parsing and checking of what users type.
+enum Arguments {
+    /// A plain decimal number (`12`, `-3.5`, `1e3`): finite, no hex, no `nan` or `inf`.
+    static func number(_ text: Substring) -> Double? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        guard !t.isEmpty, t.allSatisfy({ "0123456789+-.eE".contains($0) }), let value = Double(t), value.isFinite else { return nil }
+        return value
+    }
+
+    /// `count` comma-separated numbers.
+    static func numbers(_ text: String, count: Int, separator: Character = ",") -> [Double]? {
+        let parts = text.split(separator: separator, omittingEmptySubsequences: false)
+        guard parts.count == count else { return nil }
+        let values = parts.compactMap(number)
+        return values.count == count ? values : nil
+    }
+
+    static func checkAuthor(_ name: String) throws {
+        guard Validation.isAuthor(name) else {
+            throw ValidationError("--as must be 1–64 characters with no control characters")
+        }
+    }
+
+    /// The login name, if there is one.
+    static var loginName: String? {
+        if let name = ProcessInfo.processInfo.environment["USER"], !name.isEmpty { return name }
+        if let p = getlogin(), let name = String(validatingCString: p), !name.isEmpty { return name }
+        if let pw = getpwuid(geteuid()), let name = String(validatingCString: pw.pointee.pw_name), !name.isEmpty { return name }
+        return nil
+    }
+
+    /// The login name made to fit `[a-z][a-z0-9_]{0,31}` (else `me`).
+    static var defaultReplica: String {
+        guard let name = loginName?.lowercased() else { return "me" }
+        var id = String(name.unicodeScalars.map { scalar -> Character in
+            let c = Character(scalar)
+            return (c.isASCII && (c.isLetter || c.isNumber)) ? c : "_"
+        })
+        if let first = id.first, !(first.isASCII && first.isLetter) { id = "r" + id }
+        id = String(id.prefix(32))
+        return Validation.isReplicaID(id) ? id : "me"
+    }
+
+    /// A letter as users type it, NFC-normalised and checked.
+    static func letter(_ text: String) throws -> String {
+        let nfc = text.precomposedStringWithCanonicalMapping
+        if let problem = Validation.letterProblem(nfc) { throw ValidationError(problem) }
+        return nfc
+    }
+
+    static func color(_ text: String) throws -> String {
+        guard Validation.isColor(text) else { throw ValidationError("color '\(text)' must match [a-z][a-z0-9-]{0,31} (e.g. red)") }
+        return text
+    }
+
+    static func name(_ text: String, of what: String) throws -> String {
+        guard Validation.isName(text) else {
+            throw ValidationError("\(what) name '\(text)' must be 1–64 characters without spaces, commas, control or format characters")
+        }
+        return text
+    }
+}
+
+/// `X,Y`: a point, each coordinate finite and within ±1e6.
+struct PointArgument: ExpressibleByArgument {
+    var point: Point
+    init?(argument: String) {
+        guard let v = Arguments.numbers(argument, count: 2), Validation.isValid(Point(x: v[0], y: v[1])) else { return nil }
+        point = Point(x: v[0], y: v[1])
+    }
+    static var defaultValueDescription: String { "X,Y" }
+}
+
+/// `X,Y,W,H`: a rect's top-left corner and positive size.
+struct RectArgument: ExpressibleByArgument {
+    var rect: Rect
+    init?(argument: String) {
+        guard let v = Arguments.numbers(argument, count: 4), Validation.isValid(Point(x: v[0], y: v[1])),
+              v[2] > 0, v[3] > 0, v[2] <= 2 * Validation.coordinateLimit, v[3] <= 2 * Validation.coordinateLimit else { return nil }
+        rect = Rect(x: v[0], y: v[1], width: v[2], height: v[3])
+    }
+}
+
+/// `WxH`: a magnet size, each side 1…1000.
+struct SizeArgument: ExpressibleByArgument {
+    var size: Size
+    init?(argument: String) {
+        guard let v = Arguments.numbers(argument, count: 2, separator: "x"),
+              Validation.isValid(v[0], in: Validation.magnetSideRange), Validation.isValid(v[1], in: Validation.magnetSideRange) else { return nil }
+        size = Size(width: v[0], height: v[1])
+    }
+}
+
+/// `"X,Y X,Y …"`: a path of 1…10000 points.
+struct PathArgument: ExpressibleByArgument {
+    var points: [Point]
+    init?(argument: String) {
+        let parts = argument.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard !parts.isEmpty, parts.count <= Validation.maxPathPoints else { return nil }
+        var points: [Point] = []
+        for part in parts {
+            guard let p = PointArgument(argument: String(part)) else { return nil }
+            points.append(p.point)
+        }
+        self.points = points
+    }
+}
+
+/// `alice=3,bob=2`: a version vector.
+struct ClockArgument: ExpressibleByArgument {
+    var clock: VectorClock
+    init?(argument: String) {
+        guard let clock = VectorClock(parsing: argument) else { return nil }
+        self.clock = clock
+    }
+}
+
+/// A board side: 1…100000.
+struct SideArgument: ExpressibleByArgument {
+    var value: Double
+    init?(argument: String) {
+        guard let v = Arguments.number(Substring(argument)), Validation.isValid(v, in: Validation.boardSideRange) else { return nil }
+        value = v
+    }
+}
