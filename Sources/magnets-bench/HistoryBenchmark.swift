@@ -8,7 +8,8 @@ enum HistoryBenchmark {
     static func run(ops: Int = 1_000_000, runs: Int = 5) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-history-\(getpid())").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let keep = ProcessInfo.processInfo.environment["MAGNETS_BENCH_KEEP"] != nil
+        defer { if !keep { try? FileManager.default.removeItem(atPath: scratch) } }
         let path = scratch + "/million.magnets"
         let file = try Workloads.base(at: path, magnets: 500, zones: 20, boundaries: 10, scratch: scratch)
         let build = Date()

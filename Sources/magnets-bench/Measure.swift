@@ -21,15 +21,25 @@ enum Measure {
         defer { posix_spawn_file_actions_destroy(&actions) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The child reports its own peak (rusage would include this process's memory, which the
+        // child shares until its exec).
+        let peakFile = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-peak-\(getpid())").path
+        unlink(peakFile)
+        var environment = ProcessInfo.processInfo.environment
+        environment["MAGNETS_PEAK_FILE"] = peakFile
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         let start = DispatchTime.now().uptimeNanoseconds
-        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else {
+        guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else {
             return Run(seconds: .nan, peakMiB: .nan, status: -1)
         }
         var status: Int32 = 0
         var usage = rusage()
         wait4(pid, &status, 0, &usage)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        return Run(seconds: seconds, peakMiB: Double(usage.ru_maxrss) / 1024, status: (status >> 8) & 0xFF)
+        let peak = (try? String(contentsOfFile: peakFile, encoding: .utf8)).flatMap { Double($0) } ?? .nan
+        unlink(peakFile)
+        return Run(seconds: seconds, peakMiB: peak / 1024, status: (status >> 8) & 0xFF)
     }
 
     static func median(_ values: [Double]) -> Double {
