@@ -1,97 +1,290 @@
 import MagnetsCore
 
-/// The board as a self-contained SVG document: the tray strip above the board with each tile and
-/// its remaining count, the board's frame, zones (dashed, named, with capacity), boundaries, and
-/// the magnets as rounded tiles in their colours, in z-order.
+/// A board as a self-contained SVG 1.1 document.
+///
+/// Drawn in board coordinates (points, y down), from back to front:
+/// - the tray strip above the board (y < 0, as in the pull gesture of SPEC R5): each tile as a
+///   small rounded tile in its color with its letter, and under it how many are left (`×3`, `∞`
+///   for unlimited; an empty tile is faded);
+/// - the board's frame, and under it its name, size and how many magnets it holds;
+/// - zones as dashed outlines, labelled with their name, how full they are (`slot 1/2`) and the
+///   colors they accept; full zones are gray;
+/// - boundaries as thick lines, labelled with their name;
+/// - magnets as rounded rects of their size at their center, in their color (see ``Palette``),
+///   with their letter centered in a readable color, in ascending `z` (the top one last).
+///
+/// Zones and boundaries are clipped to the board. Everything a user named — letters, names,
+/// colors — is XML-escaped. Chrome (strokes, fonts, the tray) scales with the board, so the
+/// picture reads the same at any board size. Each magnet's rect has `class="magnet"` and
+/// `id="magnet-REPLICA-SEQ"`, and a `<title>` (a tooltip in browsers).
+///
+/// ```swift
+/// try SVGPicture.render(board).write(toFile: "board.svg", atomically: true, encoding: .utf8)
+/// ```
 public enum SVGPicture {
-    /// Height of the tray strip drawn above the board (in board points).
-    static let trayHeight: Double = 90
-
+    /// The SVG document, starting with an XML declaration.
+    ///
+    /// - Complexity: O(magnets log magnets + zones + boundaries + tiles).
     public static func render(_ board: Board) -> String {
-        let w = board.size.width, h = board.size.height
-        let margin = 20.0
-        var svg = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <svg xmlns="http://www.w3.org/2000/svg" version="1.1" viewBox="\(n(-margin)) \(n(-trayHeight - margin)) \(n(w + 2 * margin)) \(n(h + trayHeight + 2 * margin))" width="\(n(min(1600, w + 2 * margin)))" font-family="Helvetica, Arial, sans-serif">
-        <title>\(escape(board.name))</title>
-        <defs><filter id="shadow" x="-20%" y="-20%" width="140%" height="140%"><feDropShadow dx="1.5" dy="2.5" stdDeviation="1.5" flood-opacity="0.35"/></filter></defs>
-        <rect x="\(n(-margin))" y="\(n(-trayHeight - margin))" width="\(n(w + 2 * margin))" height="\(n(h + trayHeight + 2 * margin))" fill="#f4f1ea"/>
-
-        """
-        // The tray strip.
-        svg += "<g class=\"tray\">\n"
-        svg += "<rect x=\"0\" y=\"\(n(-trayHeight))\" width=\"\(n(w))\" height=\"\(n(trayHeight - 10))\" rx=\"8\" fill=\"#e3ddd0\" stroke=\"#b9b09c\"/>\n"
-        let tile = 44.0
-        for (i, t) in board.tray.enumerated() {
-            let x = 10 + Double(i) * (tile + 12)
-            guard x + tile <= w else { break }
-            let y = -trayHeight + 10
-            svg += "<g class=\"tile\"><rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(tile))\" height=\"\(n(tile))\" rx=\"7\" fill=\"\(fill(t.color))\" filter=\"url(#shadow)\"/>"
-            svg += "<text x=\"\(n(x + tile / 2))\" y=\"\(n(y + tile / 2))\" font-size=\"26\" font-weight=\"bold\" text-anchor=\"middle\" dominant-baseline=\"central\" fill=\"\(ink(t.color))\">\(escape(t.letter))</text>"
-            svg += "<text x=\"\(n(x + tile / 2))\" y=\"\(n(y + tile + 13))\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">\(t.remaining.map(String.init) ?? "∞")</text></g>\n"
-        }
-        svg += "</g>\n"
-        // The board.
-        svg += "<rect class=\"board\" x=\"0\" y=\"0\" width=\"\(n(w))\" height=\"\(n(h))\" fill=\"#ffffff\" stroke=\"#8a8170\" stroke-width=\"3\" rx=\"4\"/>\n"
-        for zone in board.zones {
-            let r = zone.rect
-            svg += "<g class=\"zone\"><rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" fill=\"#5b8def\" fill-opacity=\"0.08\" stroke=\"#5b8def\" stroke-width=\"2\" stroke-dasharray=\"8 5\" rx=\"6\"/>"
-            let accepts = zone.accepts.map { " · " + $0.joined(separator: ",") } ?? ""
-            svg += "<text x=\"\(n(r.minX + 4))\" y=\"\(n(r.minY - 5))\" font-size=\"13\" fill=\"#3c64b4\">\(escape(zone.name)) \(zone.occupancy)/\(zone.capacity)\(escape(accepts))</text></g>\n"
-        }
-        for b in board.boundaries {
-            svg += "<g class=\"boundary\"><line x1=\"\(n(b.segment.from.x))\" y1=\"\(n(b.segment.from.y))\" x2=\"\(n(b.segment.to.x))\" y2=\"\(n(b.segment.to.y))\" stroke=\"#3a332a\" stroke-width=\"5\" stroke-linecap=\"round\"/>"
-            svg += "<text x=\"\(n((b.segment.from.x + b.segment.to.x) / 2))\" y=\"\(n((b.segment.from.y + b.segment.to.y) / 2 - 8))\" font-size=\"12\" text-anchor=\"middle\" fill=\"#3a332a\">\(escape(b.name))</text></g>\n"
-        }
-        for m in board.magnets.values.sorted(by: { $0.z < $1.z }) {
-            let r = m.rect
-            let corner = min(r.width, r.height) * 0.18
-            svg += "<g class=\"magnet\" id=\"\(escape(m.id.description))\"><rect x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" rx=\"\(n(corner))\" fill=\"\(fill(m.color))\" stroke=\"#00000033\" filter=\"url(#shadow)\"/>"
-            svg += "<text x=\"\(n(m.center.x))\" y=\"\(n(m.center.y))\" font-size=\"\(n(min(r.width, r.height) * 0.7))\" font-weight=\"bold\" text-anchor=\"middle\" dominant-baseline=\"central\" fill=\"\(ink(m.color))\">\(escape(m.letter))</text></g>\n"
-        }
-        svg += "</svg>\n"
-        return svg
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + element(board)
     }
 
-    /// A number for SVG: integers without a fraction, others to 3 decimals.
-    static func n(_ v: Double) -> String {
-        if v == v.rounded(), abs(v) < 1e12 { return String(Int64(v)) }
-        let scaled = (v * 1000).rounded() / 1000
-        return "\(scaled)"
+    /// The `<svg>` element alone (no XML declaration), as HTML embeds it.
+    static func element(_ board: Board) -> String {
+        var writer = Writer(board: board)
+        writer.write()
+        return writer.out
     }
 
-    /// Text safe inside XML content and attributes (control characters dropped).
-    public static func escape(_ s: String) -> String {
+    /// The font stack of every text: a generic sans-serif family at the end.
+    static let fontFamily = "'Helvetica Neue', Helvetica, Arial, sans-serif"
+}
+
+// MARK: - Writer
+
+extension SVGPicture {
+    struct Writer {
+        let board: Board
+        let width: Double
+        let height: Double
+        /// One unit of chrome: strokes, fonts and the tray scale with it (1 for a 1000-wide board).
+        let unit: Double
         var out = ""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default:
-                let v = scalar.value
-                if v < 0x20 && v != 0x09 && v != 0x0A && v != 0x0D { continue }
-                if v == 0xFFFE || v == 0xFFFF || (0xD800...0xDFFF).contains(v) { continue }
-                out.unicodeScalars.append(scalar)
-            }
+
+        init(board: Board) {
+            self.board = board
+            let w = board.size.width, h = board.size.height
+            width = w.isFinite && w > 0 ? w : Board.defaultSize.width
+            height = h.isFinite && h > 0 ? h : Board.defaultSize.height
+            unit = max(width, height) / 1000
         }
-        return out
-    }
 
-    /// A magnet's fill: named colours map to a pleasant shade; other names to a neutral one.
-    static func fill(_ color: String) -> String {
-        let palette: [String: String] = [
-            "red": "#e53935", "blue": "#1e88e5", "green": "#43a047", "yellow": "#fdd835", "orange": "#fb8c00",
-            "purple": "#8e24aa", "pink": "#ec407a", "black": "#263238", "white": "#fafafa", "gray": "#90a4ae",
-            "grey": "#90a4ae", "cyan": "#00acc1", "teal": "#00897b", "brown": "#6d4c41", "magenta": "#d81b60",
-        ]
-        return palette[color] ?? "#b0a48f"
-    }
+        // MARK: Layout
 
-    /// The letter's colour on that fill.
-    static func ink(_ color: String) -> String {
-        ["yellow", "white", "cyan"].contains(color) ? "#222222" : "#ffffff"
+        /// The tray strip's geometry.
+        struct TrayLayout {
+            var tileWidth: Double, tileHeight: Double
+            var pitch: Double, rowPitch: Double, padding: Double
+            var perRow: Int, rows: Int
+            var strip: Rect
+        }
+
+        var tray: TrayLayout {
+            let u = unit
+            let tileWidth = 34 * u, tileHeight = 40 * u, gap = 12 * u, padding = 10 * u
+            let pitch = tileWidth + gap
+            let rowPitch = tileHeight + 22 * u
+            let perRow = max(1, Int(((width - 2 * padding + gap) / pitch).rounded(.down)))
+            let count = board.tray.count
+            let rows = max(1, (count + perRow - 1) / perRow)
+            let used = Double(min(max(count, 1), perRow)) * pitch - gap + 2 * padding
+            let stripWidth = max(width, used)
+            let stripHeight = 2 * padding + Double(rows) * rowPitch - 6 * u
+            let strip = Rect(x: 0, y: -14 * u - stripHeight, width: stripWidth, height: stripHeight)
+            return TrayLayout(tileWidth: tileWidth, tileHeight: tileHeight, pitch: pitch,
+                              rowPitch: rowPitch, padding: padding, perRow: perRow, rows: rows, strip: strip)
+        }
+
+        var stack: [Magnet] {
+            board.magnets.values.sorted { ($0.z, $0.id) < ($1.z, $1.id) }
+        }
+
+        // MARK: Document
+
+        mutating func write() {
+            let u = unit
+            let tray = self.tray
+            let magnets = stack
+            var minX = 0.0, maxX = max(width, tray.strip.maxX), maxY = height
+            for m in magnets {
+                let r = m.rect
+                minX = min(minX, r.minX); maxX = max(maxX, r.maxX); maxY = max(maxY, r.maxY)
+            }
+            let captionY = maxY + 26 * u
+            let margin = 18 * u
+            let view = Rect(x: minX - margin, y: tray.strip.minY - margin,
+                            width: maxX - minX + 2 * margin,
+                            height: captionY + 12 * u - (tray.strip.minY - margin))
+            let pixels = 1000 / max(view.width, view.height)
+
+            out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\""
+            out += " viewBox=\"\(n(view.minX)) \(n(view.minY)) \(n(view.width)) \(n(view.height))\""
+            out += " width=\"\(n((view.width * pixels).rounded()))\" height=\"\(n((view.height * pixels).rounded()))\""
+            out += " font-family=\"\(SVGPicture.fontFamily)\">\n"
+            out += "<title>\(e(boardTitle))</title>\n"
+            out += "<desc>\(e(counts)), drawn by magnets.</desc>\n"
+            writeDefinitions()
+            out += "<rect class=\"backdrop\" x=\"\(n(view.minX))\" y=\"\(n(view.minY))\" width=\"\(n(view.width))\" height=\"\(n(view.height))\" fill=\"#ebe7df\"/>\n"
+            writeTray(tray)
+            out += "<rect class=\"board\" x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" rx=\"\(n(6 * u))\" fill=\"#fdfcf8\" stroke=\"#c8c1b3\" stroke-width=\"\(n(2 * u))\" filter=\"url(#magnets-shadow)\"/>\n"
+            writeZones()
+            writeBoundaries()
+            writeMagnets(magnets)
+            out += "<text class=\"caption\" x=\"0\" y=\"\(n(captionY))\" font-size=\"\(n(13 * u))\" fill=\"#7a7366\">"
+            out += "<tspan font-weight=\"bold\" fill=\"#4f4a40\">\(e(board.name.isEmpty ? "board" : board.name))</tspan>"
+            out += " \(e(sizeText)) · \(e(counts))</text>\n"
+            out += "</svg>\n"
+        }
+
+        var sizeText: String { "\(formatNumber(width)) × \(formatNumber(height))" }
+
+        var boardTitle: String {
+            board.name.isEmpty ? "Board \(sizeText)" : "Board \(board.name) \(sizeText)"
+        }
+
+        var counts: String {
+            TerminalPicture.counted(board.magnets.count, "magnet") + ", "
+                + TerminalPicture.counted(board.zones.count, "zone") + ", "
+                + TerminalPicture.counted(board.boundaries.count, "boundary", "boundaries") + ", "
+                + TerminalPicture.counted(board.tray.count, "tile") + " in the tray"
+        }
+
+        mutating func writeDefinitions() {
+            let u = unit
+            out += "<defs>\n"
+            out += "<filter id=\"magnets-shadow\" x=\"-30%\" y=\"-30%\" width=\"160%\" height=\"170%\">"
+            out += "<feGaussianBlur in=\"SourceAlpha\" stdDeviation=\"\(n(1.6 * u))\"/>"
+            out += "<feOffset dx=\"0\" dy=\"\(n(1.6 * u))\" result=\"offset\"/>"
+            out += "<feComponentTransfer in=\"offset\" result=\"shadow\"><feFuncA type=\"linear\" slope=\"0.3\"/></feComponentTransfer>"
+            out += "<feMerge><feMergeNode in=\"shadow\"/><feMergeNode in=\"SourceGraphic\"/></feMerge>"
+            out += "</filter>\n"
+            out += "<linearGradient id=\"magnets-gloss\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
+            out += "<stop offset=\"0\" stop-color=\"#ffffff\" stop-opacity=\"0.28\"/>"
+            out += "<stop offset=\"0.5\" stop-color=\"#ffffff\" stop-opacity=\"0.04\"/>"
+            out += "<stop offset=\"1\" stop-color=\"#000000\" stop-opacity=\"0.08\"/>"
+            out += "</linearGradient>\n"
+            out += "<clipPath id=\"magnets-board-clip\"><rect x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\"/></clipPath>\n"
+            out += "</defs>\n"
+        }
+
+        // MARK: Tray
+
+        mutating func writeTray(_ layout: TrayLayout) {
+            let u = unit
+            let strip = layout.strip
+            out += "<g class=\"tray\">\n"
+            out += "<rect class=\"tray-strip\" x=\"\(n(strip.minX))\" y=\"\(n(strip.minY))\" width=\"\(n(strip.width))\" height=\"\(n(strip.height))\" rx=\"\(n(8 * u))\" fill=\"#ddd7cb\" stroke=\"#c8c1b3\" stroke-width=\"\(n(u))\"/>\n"
+            if board.tray.isEmpty {
+                out += "<text x=\"\(n(layout.padding))\" y=\"\(n(strip.minY + strip.height / 2 + 4.5 * u))\" font-size=\"\(n(13 * u))\" font-style=\"italic\" fill=\"#8a8373\">The tray is empty.</text>\n"
+            }
+            for (i, tile) in board.tray.enumerated() {
+                let column = i % layout.perRow, row = i / layout.perRow
+                let x = strip.minX + layout.padding + Double(column) * layout.pitch
+                let y = strip.minY + layout.padding + Double(row) * layout.rowPitch
+                let cx = x + layout.tileWidth / 2
+                let remaining = tile.remaining.map { "×\($0)" } ?? "∞"
+                let faded = tile.hasAny ? "" : " opacity=\"0.35\""
+                let status = tile.remaining.map { "\($0) left" } ?? "unlimited"
+                out += "<g class=\"tile\"\(faded)><title>\(e("'\(tile.letter)' \(tile.color) \(tile.size): \(status)"))</title>"
+                out += "<rect class=\"tile\" x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(layout.tileWidth))\" height=\"\(n(layout.tileHeight))\" rx=\"\(n(5 * u))\" fill=\"\(e(Palette.css(for: tile.color)))\" stroke=\"#000000\" stroke-opacity=\"0.18\" stroke-width=\"\(n(u))\" filter=\"url(#magnets-shadow)\"/>"
+                out += "<rect class=\"gloss\" x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(layout.tileWidth))\" height=\"\(n(layout.tileHeight))\" rx=\"\(n(5 * u))\" fill=\"url(#magnets-gloss)\"/>"
+                let size = 22 * u
+                out += "<text class=\"letter\" x=\"\(n(cx))\" y=\"\(n(y + layout.tileHeight / 2 + 0.35 * size))\" font-size=\"\(n(size))\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"\(Palette.letterCSS(for: tile.color))\">\(e(tile.letter))</text>"
+                out += "<text class=\"remaining\" x=\"\(n(cx))\" y=\"\(n(y + layout.tileHeight + 14 * u))\" font-size=\"\(n(12 * u))\" text-anchor=\"middle\" fill=\"#5d574c\">\(e(remaining))</text>"
+                out += "</g>\n"
+            }
+            out += "</g>\n"
+        }
+
+        // MARK: Zones and boundaries
+
+        var boardRect: Rect { Rect(x: 0, y: 0, width: width, height: height) }
+
+        mutating func writeZones() {
+            guard !board.zones.isEmpty else { return }
+            let u = unit
+            var labels = ""
+            out += "<g class=\"zones\" clip-path=\"url(#magnets-board-clip)\">\n"
+            for zone in board.zones {
+                let r = zone.rect
+                let full = zone.occupancy >= zone.capacity
+                let ink = full ? "#8a8f98" : "#3f6fa8"
+                out += "<rect class=\"zone\" x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" rx=\"\(n(min(6 * u, r.width / 4, r.height / 4)))\" fill=\"\(ink)\" fill-opacity=\"\(full ? "0.1" : "0.06")\" stroke=\"\(ink)\" stroke-width=\"\(n(1.5 * u))\" stroke-dasharray=\"\(n(7 * u)) \(n(5 * u))\"/>\n"
+                // A label only for a zone one can see.
+                guard r.overlaps(boardRect) else { continue }
+                let labelWidth = approximateWidth("\(zone.name) \(zone.occupancy)/\(zone.capacity)", fontSize: 12 * u, em: 0.68)
+                let x = max(0, min(max(r.minX, 0) + 2 * u, width - labelWidth))
+                let above = r.minY - 18 * u >= 0
+                let y = above ? r.minY - 6 * u : max(r.minY, 0) + 15 * u
+                let accepts = zone.accepts.map { " · " + $0.joined(separator: ", ") } ?? ""
+                labels += "<text class=\"zone-label\" x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(12 * u))\" fill=\"\(ink)\">"
+                labels += "<tspan font-weight=\"bold\">\(e(zone.name))</tspan> \(zone.occupancy)/\(zone.capacity)\(e(accepts))</text>\n"
+            }
+            out += "</g>\n"
+            if !labels.isEmpty { out += "<g class=\"zone-labels\">\n" + labels + "</g>\n" }
+        }
+
+        mutating func writeBoundaries() {
+            guard !board.boundaries.isEmpty else { return }
+            let u = unit
+            var labels = ""
+            out += "<g class=\"boundaries\" clip-path=\"url(#magnets-board-clip)\" stroke=\"#3a4452\" stroke-width=\"\(n(5 * u))\" stroke-linecap=\"round\">\n"
+            for boundary in board.boundaries {
+                let s = boundary.segment
+                out += "<line class=\"boundary\" x1=\"\(n(s.from.x))\" y1=\"\(n(s.from.y))\" x2=\"\(n(s.to.x))\" y2=\"\(n(s.to.y))\"/>\n"
+                guard let (a, b) = clipped(s, to: boardRect) else { continue }
+                // The name beside the middle of the visible part, on the upper (or right) side.
+                let dx = b.x - a.x, dy = b.y - a.y
+                let length = (dx * dx + dy * dy).squareRoot()
+                var nx = 0.0, ny = -1.0
+                if length > 0 { nx = dy / length; ny = -dx / length }
+                if ny > 0 || (ny == 0 && nx < 0) { nx = -nx; ny = -ny }
+                // Keep the label on the board: flip it to the other side of the line if it
+                // would leave it.
+                let size = 11 * u
+                let textWidth = approximateWidth(boundary.name, fontSize: size, em: 0.6)
+                let mid = Point(x: (a.x + b.x) / 2, y: (a.y + b.y) / 2)
+                // The baseline: above the line, beside it, or below it.
+                func baseline(_ ny: Double) -> Double {
+                    mid.y + ny * 9 * u + (ny > 0.3 ? 0.8 * size : ny > -0.3 ? 0.35 * size : 0)
+                }
+                func fits(_ nx: Double, _ ny: Double) -> Bool {
+                    let x = mid.x + nx * 9 * u, y = baseline(ny)
+                    let left = nx > 0.3 ? x : nx < -0.3 ? x - textWidth : x - textWidth / 2
+                    return left >= 0 && left + textWidth <= width && y - 0.8 * size >= 0 && y + 0.2 * size <= height
+                }
+                if !fits(nx, ny) && fits(-nx, -ny) { nx = -nx; ny = -ny }
+                // Text runs away from a slanted line: from its start on the right side, to its
+                // end on the left side.
+                let anchor = nx > 0.3 ? "start" : nx < -0.3 ? "end" : "middle"
+                var x = mid.x + nx * 9 * u
+                if anchor == "middle" { x = min(max(x, textWidth / 2), max(width - textWidth / 2, textWidth / 2)) }
+                let y = baseline(ny)
+                labels += "<text class=\"boundary-label\" x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" text-anchor=\"\(anchor)\" fill=\"#3a4452\">\(e(boundary.name))</text>\n"
+            }
+            out += "</g>\n"
+            if !labels.isEmpty { out += "<g class=\"boundary-labels\">\n" + labels + "</g>\n" }
+        }
+
+        // MARK: Magnets
+
+        mutating func writeMagnets(_ magnets: [Magnet]) {
+            guard !magnets.isEmpty else { return }
+            let u = unit
+            out += "<g class=\"magnets\">\n"
+            for m in magnets {
+                let r = m.rect
+                let corner = min(r.width, r.height) * 0.16
+                let size = min(r.height * 0.62, r.width * 0.78)
+                let place = m.zone.map { " in zone '\($0)'" } ?? ""
+                out += "<g class=\"magnet\"><title>\(e("\(m.id) '\(m.letter)' \(m.color) at \(m.center)\(place)"))</title>"
+                out += "<rect id=\"magnet-\(Markup.identifier(m.id.description))\" class=\"magnet\" x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" rx=\"\(n(corner))\" fill=\"\(e(Palette.css(for: m.color)))\" stroke=\"#000000\" stroke-opacity=\"0.2\" stroke-width=\"\(n(u))\" filter=\"url(#magnets-shadow)\"/>"
+                out += "<rect class=\"gloss\" x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" rx=\"\(n(corner))\" fill=\"url(#magnets-gloss)\"/>"
+                out += "<text class=\"letter\" x=\"\(n(m.center.x))\" y=\"\(n(m.center.y + 0.35 * size))\" font-size=\"\(n(size))\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"\(Palette.letterCSS(for: m.color))\">\(e(m.letter))</text>"
+                out += "</g>\n"
+            }
+            out += "</g>\n"
+        }
+
+        // MARK: Helpers
+
+        /// About how wide `text` is in a sans-serif font of this size, at `em` per narrow
+        /// character (wide characters count double), to keep labels on the board.
+        func approximateWidth(_ text: String, fontSize: Double, em: Double) -> Double {
+            Double(TerminalText.width(text)) * em * fontSize
+        }
+
+        func n(_ value: Double) -> String { Markup.number(value) }
+        func e(_ text: String) -> String { Markup.escape(text) }
     }
 }

@@ -1,75 +1,174 @@
-import Foundation
 import MagnetsCore
 
-/// One self-contained HTML page that plays a board's history frame by frame: a slider, play and
-/// pause, and each op's description. It works offline in any browser.
+/// One self-contained HTML page that replays a board's history: the board after each op (drawn
+/// by ``SVGPicture``), a slider to scrub through the frames, play/pause, and the caption of the
+/// frame shown. CSS and JavaScript are inline and nothing is fetched, so the page works offline
+/// in any browser; without JavaScript it still shows the last frame.
+///
+/// The frames travel as JSON inside a `<script type="application/json">` element, with `<`, `>`
+/// and `&` escaped, so no caption or name can end the script (`</script>`) or inject markup;
+/// captions are shown with `textContent`. The page starts on the last frame; play from the last
+/// frame starts again at the first. Keys: ← → step, space plays or pauses, Home / End jump.
+///
+/// ```swift
+/// let frames = boards.map { Timelapse.Frame(board: $0.board, caption: $0.caption) }
+/// let html = Timelapse.render(title: "fridge — 12 ops", frames: frames)
+/// ```
 public enum Timelapse {
-    /// One frame: the board after an op, and what that op did.
-    public struct Frame: Sendable {
+    /// One step of the replay: the board after an op, and what that op did.
+    public struct Frame: Hashable, Sendable {
+        /// The board after the op.
         public var board: Board
+        /// The op's description, e.g. `alice:3 magnet.move alice-2 → 430,130 — captured by zone 'slot'`.
         public var caption: String
 
+        /// A frame showing `board` with `caption` under it.
         public init(board: Board, caption: String) {
             self.board = board
             self.caption = caption
         }
     }
 
+    /// The HTML page for `frames` in order, titled `title`.
+    ///
+    /// - Complexity: O(total size of the frames' SVG pictures).
     public static func render(title: String, frames: [Frame]) -> String {
-        let items = frames.map { frame in
-            JSONValue.object([("svg", .string(SVGPicture.render(frame.board))), ("caption", .string(frame.caption))])
-        }
-        // JSON inside <script>: "</" must not appear, nor the line separators JS once rejected.
-        let data = JSONValue.array(items).serialized()
-            .replacingOccurrences(of: "</", with: "<\\/")
-            .replacingOccurrences(of: "<!--", with: "<\\!--")
-        return """
+        let data = JSONValue.array(frames.map { frame in
+            .object([("caption", .string(frame.caption)), ("svg", .string(SVGPicture.element(frame.board)))])
+        })
+        let last = frames.last
+        let count = frames.count
+        let shownTitle = Markup.escape(title.isEmpty ? "magnets" : title)
+
+        var html = """
         <!DOCTYPE html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
-        <title>\(SVGPicture.escape(title))</title>
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="generator" content="magnets">
+        <title>\(shownTitle)</title>
         <style>
-        body { font-family: Helvetica, Arial, sans-serif; margin: 24px; background: #faf8f3; color: #2b2b2b; }
-        #stage svg { max-width: 100%; height: auto; border-radius: 8px; box-shadow: 0 2px 10px #0002; }
-        .controls { display: flex; gap: 12px; align-items: center; margin: 12px 0; }
-        #slider { flex: 1; }
-        #caption { font-family: Menlo, monospace; font-size: 14px; min-height: 2.5em; }
-        button { font-size: 15px; padding: 4px 14px; }
+        \(style)
         </style>
         </head>
         <body>
-        <h1>\(SVGPicture.escape(title))</h1>
-        <div class="controls"><button id="play">▶ play</button><input id="slider" type="range" min="0" max="\(max(0, frames.count - 1))" value="0"><span id="counter"></span></div>
-        <div id="caption"></div>
-        <div id="stage"></div>
-        <script id="frames" type="application/json">\(data)</script>
-        <script>
-        const frames = JSON.parse(document.getElementById('frames').textContent);
-        const slider = document.getElementById('slider'), stage = document.getElementById('stage');
-        const caption = document.getElementById('caption'), counter = document.getElementById('counter');
-        const play = document.getElementById('play');
-        let timer = null;
-        function show(i) {
-          if (!frames.length) { caption.textContent = 'no ops'; return; }
-          slider.value = i; stage.innerHTML = frames[i].svg;
-          caption.textContent = frames[i].caption; counter.textContent = (Number(i) + 1) + ' / ' + frames.length;
-        }
-        slider.addEventListener('input', () => show(slider.value));
-        play.addEventListener('click', () => {
-          if (timer) { clearInterval(timer); timer = null; play.textContent = '▶ play'; return; }
-          play.textContent = '❚❚ pause';
-          timer = setInterval(() => {
-            const next = Number(slider.value) + 1;
-            if (next >= frames.length) { clearInterval(timer); timer = null; play.textContent = '▶ play'; return; }
-            show(next);
-          }, 700);
-        });
-        show(0);
-        </script>
-        </body>
-        </html>
-
+        <main>
+        <header><h1>\(shownTitle)</h1><span class="count">\(count) \(count == 1 ? "frame" : "frames")</span></header>
+        <figure id="stage">\(last.map { SVGPicture.element($0.board) } ?? "<p class=\"empty\">No frames to show.</p>")</figure>
+        <div class="controls">
+        <button id="play" type="button" aria-label="Play"\(count < 2 ? " disabled" : "")>▶</button>
+        <input id="scrub" type="range" min="0" max="\(max(0, count - 1))" step="1" value="\(max(0, count - 1))" aria-label="Frame"\(count < 2 ? " disabled" : "")>
+        <span id="counter">\(count == 0 ? "0 / 0" : "\(count) / \(count)")</span>
+        <select id="speed" aria-label="Speed"><option value="0.5">½×</option><option value="1" selected>1×</option><option value="2">2×</option><option value="4">4×</option></select>
+        </div>
+        <p id="caption">\(Markup.escape(last?.caption ?? ""))</p>
+        <ol id="steps"></ol>
+        </main>
+        <script type="application/json" id="magnets-frames">
         """
+        html += Markup.scriptJSON(data)
+        html += "</script>\n<script>\n" + script + "</script>\n</body>\n</html>\n"
+        return html
     }
+
+    // MARK: - Page parts
+
+    static let style = """
+    :root { color-scheme: light; }
+    body { margin: 0; background: #f4f1ea; color: #2f2b25;
+      font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; }
+    main { max-width: 1080px; margin: 0 auto; padding: 20px 24px 40px; }
+    header { display: flex; align-items: baseline; gap: 12px; }
+    h1 { font-size: 20px; margin: 0 0 12px; overflow-wrap: anywhere; }
+    .count { color: #7a7366; font-size: 13px; }
+    #stage { margin: 0; background: #ebe7df; border-radius: 10px; overflow: hidden;
+      box-shadow: 0 1px 3px rgba(0,0,0,.12), 0 6px 24px rgba(0,0,0,.06); }
+    #stage svg { display: block; width: 100%; height: auto; max-height: 78vh; }
+    .empty { padding: 48px; text-align: center; color: #7a7366; }
+    .controls { display: flex; align-items: center; gap: 12px; margin: 14px 0 6px; }
+    #scrub { flex: 1; accent-color: #3f6fa8; }
+    button { font: inherit; font-size: 16px; width: 44px; height: 34px; border-radius: 8px; cursor: pointer;
+      border: 1px solid #c8c1b3; background: #fdfcf8; color: #2f2b25; }
+    button:disabled { opacity: .4; cursor: default; }
+    select { font: inherit; border-radius: 6px; border: 1px solid #c8c1b3; background: #fdfcf8; padding: 4px; }
+    #counter { font-variant-numeric: tabular-nums; color: #5d574c; min-width: 6em; text-align: right; }
+    #caption { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 14px;
+      background: #fdfcf8; border: 1px solid #ddd7cb; border-radius: 8px; padding: 10px 12px; margin: 6px 0 14px;
+      min-height: 1.45em; white-space: pre-wrap; overflow-wrap: anywhere; }
+    #steps { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px;
+      max-height: 240px; overflow: auto; margin: 0; padding: 6px 6px 6px 3.2em; background: #fdfcf8;
+      border: 1px solid #ddd7cb; border-radius: 8px; }
+    #steps li { cursor: pointer; padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
+    #steps li:hover { background: #efebe3; }
+    #steps li.current { background: #dfe8f3; }
+    """
+
+    static let script = """
+    (function () {
+      "use strict";
+      var frames = JSON.parse(document.getElementById("magnets-frames").textContent);
+      var stage = document.getElementById("stage");
+      var scrub = document.getElementById("scrub");
+      var play = document.getElementById("play");
+      var speed = document.getElementById("speed");
+      var counter = document.getElementById("counter");
+      var caption = document.getElementById("caption");
+      var steps = document.getElementById("steps");
+      if (frames.length === 0) { steps.hidden = true; return; }
+      var items = [];
+      frames.forEach(function (frame, i) {
+        var li = document.createElement("li");
+        li.textContent = frame.caption;
+        li.addEventListener("click", function () { stop(); show(i); });
+        steps.appendChild(li);
+        items.push(li);
+      });
+      var current = -1, timer = null;
+      function show(i) {
+        i = Math.max(0, Math.min(frames.length - 1, i));
+        if (i !== current) {
+          stage.innerHTML = frames[i].svg;
+          if (current >= 0) { items[current].className = ""; }
+          items[i].className = "current";
+          if (items[i].scrollIntoView) { items[i].scrollIntoView({ block: "nearest" }); }
+        }
+        current = i;
+        scrub.value = String(i);
+        counter.textContent = (i + 1) + " / " + frames.length;
+        caption.textContent = frames[i].caption;
+      }
+      function delay() { return 700 / (parseFloat(speed.value) || 1); }
+      function tick() {
+        if (current >= frames.length - 1) { stop(); return; }
+        show(current + 1);
+        timer = setTimeout(tick, delay());
+      }
+      function start() {
+        if (frames.length < 2) { return; }
+        if (current >= frames.length - 1) { show(0); }
+        play.textContent = "❚❚"; play.setAttribute("aria-label", "Pause");
+        timer = setTimeout(tick, delay());
+      }
+      function stop() {
+        if (timer !== null) { clearTimeout(timer); timer = null; }
+        play.textContent = "▶"; play.setAttribute("aria-label", "Play");
+      }
+      play.addEventListener("click", function () { if (timer === null) { start(); } else { stop(); } });
+      scrub.addEventListener("input", function () { stop(); show(parseInt(scrub.value, 10) || 0); });
+      document.addEventListener("keydown", function (event) {
+        if (event.target && event.target.tagName === "SELECT") { return; }
+        if (event.key === "ArrowRight") { stop(); show(current + 1); event.preventDefault(); }
+        else if (event.key === "ArrowLeft") { stop(); show(current - 1); event.preventDefault(); }
+        else if (event.key === "Home") { stop(); show(0); event.preventDefault(); }
+        else if (event.key === "End") { stop(); show(frames.length - 1); event.preventDefault(); }
+        else if (event.key === " " && event.target === document.body) {
+          if (timer === null) { start(); } else { stop(); }
+          event.preventDefault();
+        }
+      });
+      show(frames.length - 1);
+    })();
+
+    """
 }

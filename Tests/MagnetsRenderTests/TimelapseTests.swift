@@ -1,0 +1,83 @@
+import Foundation
+import MagnetsCore
+import MagnetsRender
+import Testing
+
+@Suite("Timelapse page")
+struct TimelapseTests {
+    /// The board after each op of a short session, with a caption per op.
+    func frames(lastCaption: String? = nil) -> [Timelapse.Frame] {
+        var b = BoardBuilder(name: "fridge")
+        var frames = [Timelapse.Frame(board: b.board, caption: "alice:1 board.create fridge 1000x700")]
+        b.stock("A", "red", count: 2)
+        frames.append(Timelapse.Frame(board: b.board, caption: "alice:2 tray.add A red"))
+        b.apply(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))))
+        frames.append(Timelapse.Frame(board: b.board, caption: "alice:3 zone.add slot"))
+        let a = b.pull("A", "red", x: 200, y: 200)
+        frames.append(Timelapse.Frame(board: b.board, caption: "alice:4 magnet.pull A → 200,200"))
+        b.apply(.move(magnet: a, target: .point(Point(x: 430, y: 130))))
+        frames.append(Timelapse.Frame(board: b.board,
+                                      caption: lastCaption ?? "alice:5 magnet.move alice-4 → 430,130 — captured by zone 'slot'"))
+        return frames
+    }
+
+    /// The frames' JSON as the page embeds it, decoded.
+    func embeddedFrames(_ html: String) throws -> [[String: String]] {
+        let open = "<script type=\"application/json\" id=\"magnets-frames\">"
+        let start = try #require(html.range(of: open))
+        let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
+        let json = Data(html[start.upperBound..<end.lowerBound].utf8)
+        return try #require(try JSONSerialization.jsonObject(with: json) as? [[String: String]])
+    }
+
+    @Test("embeds every frame's picture and caption, with a slider and play/pause")
+    func page() throws {
+        let frames = frames()
+        let html = Timelapse.render(title: "fridge — 5 ops", frames: frames)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("<title>fridge — 5 ops</title>"))
+        let embedded = try embeddedFrames(html)
+        #expect(embedded.count == 5)
+        #expect(embedded.map { $0["caption"] } == frames.map(\.caption))
+        for (frame, item) in zip(frames, embedded) {
+            let svg = try #require(item["svg"])
+            let xml = try #require(ParsedXML.parse(svg))
+            #expect(xml.elements(named: "rect", class: "magnet").count == frame.board.magnets.count)
+        }
+        #expect(html.contains("<input id=\"scrub\" type=\"range\" min=\"0\" max=\"4\" step=\"1\" value=\"4\""))
+        #expect(html.contains("<button id=\"play\""))
+        // Without scripts, the last frame and its caption are shown.
+        #expect(html.contains("<p id=\"caption\">alice:5 magnet.move alice-4 → 430,130 — captured by zone &#39;slot&#39;</p>"))
+        #expect(html.components(separatedBy: "<svg ").count == 2)
+    }
+
+    @Test("is self-contained: nothing is fetched")
+    func offline() {
+        let html = Timelapse.render(title: "t", frames: frames())
+        for needle in ["src=", "href=", "<link", "@import", "fetch(", "XMLHttpRequest", "//cdn", "https:"] {
+            #expect(!html.contains(needle), "\(needle)")
+        }
+    }
+
+    @Test("a caption with </script> or markup cannot break the page")
+    func hostileCaption() throws {
+        let evil = "</script><script>alert(1)</script><!-- & \u{2028} \"'"
+        let html = Timelapse.render(title: "<b>&\"board\"</b>", frames: frames(lastCaption: evil))
+        // Only the page's own two scripts end.
+        #expect(html.lowercased().components(separatedBy: "</script").count == 3)
+        #expect(!html.contains("<script>alert"))
+        #expect(!html.contains("<b>"))
+        #expect(html.contains("<title>&lt;b&gt;&amp;&quot;board&quot;&lt;/b&gt;</title>"))
+        let embedded = try embeddedFrames(html)
+        #expect(embedded.count == 5)
+        #expect(embedded.last?["caption"] == evil)
+    }
+
+    @Test("a page with no frames still renders")
+    func noFrames() {
+        let html = Timelapse.render(title: "empty", frames: [])
+        #expect(html.contains("No frames to show."))
+        #expect(html.contains("<script type=\"application/json\" id=\"magnets-frames\">[]</script>"))
+        #expect(html.contains("max=\"0\""))
+    }
+}
