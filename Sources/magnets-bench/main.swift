@@ -8,6 +8,7 @@ switch which {
 case "store": try StoreBenchmark.run()
 case "sync": try SyncBenchmark.run()
 case "history": try HistoryBenchmark.run()
+case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
 case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
 case "all":
     try StoreBenchmark.run()
