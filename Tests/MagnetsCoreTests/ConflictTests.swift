@@ -1,0 +1,93 @@
+import Testing
+import MagnetsCore
+
+/// Conflicts: concurrent ops where the earlier in the order changed what the later did.
+@Suite("Conflicts")
+struct ConflictTests {
+    /// alice's base (create, tiles, a capacity-1 zone, one magnet alice-5), then one op each from
+    /// alice and bob made concurrently on top of it.
+    static func merge(alice: Payload, bob: Payload) throws -> (Timeline, [Conflict]) {
+        var base: [Operation] = []
+        func add(_ payload: Payload) {
+            base.append(Operation(id: OpID(replica: "alice", seq: base.count + 1), lamport: base.count + 1, context: VectorClock(),
+                                  author: "alice", time: 0, payload: payload))
+        }
+        add(.createBoard(name: "b", size: Size(width: 1000, height: 700)))
+        add(.trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 1))
+        add(.trayAdd(letter: "M", color: "red", size: .magnetDefault, count: nil))
+        add(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80))))
+        add(.pull(letter: "M", color: "red", target: .point(P(100, 400))))
+        let a = Operation(id: OpID(replica: "alice", seq: 6), lamport: 6, context: VectorClock(), author: "alice", time: 0, payload: alice)
+        let b = Operation(id: OpID(replica: "bob", seq: 1), lamport: 6, context: VectorClock(["alice": 5]), author: "bob", time: 0, payload: bob)
+        var timeline = Timeline()
+        try timeline.insert(base + [b, a])
+        return (timeline, Conflict.find(in: timeline.ops, outcomes: timeline.outcomes))
+    }
+
+    static let m = MagnetID(replica: "alice", seq: 5)
+
+    @Test("two concurrent moves of one magnet: the later (bob, same Lamport, 'alice' < 'bob') wins")
+    func moves() throws {
+        let (timeline, conflicts) = try Self.merge(alice: .move(magnet: Self.m, target: .point(P(200, 200))),
+                                                   bob: .move(magnet: Self.m, target: .point(P(700, 500))))
+        #expect(timeline.board.magnets[Self.m]?.center == P(700, 500))
+        #expect(conflicts.map(\.on) == [.magnet(Self.m)])
+        #expect(conflicts.first?.earlier == OpID(replica: "alice", seq: 6) && conflicts.first?.later == OpID(replica: "bob", seq: 1))
+    }
+
+    @Test("a move and a return: the later return wins; a later move of a returned magnet is rejected")
+    func returns() throws {
+        let (t1, c1) = try Self.merge(alice: .returnMagnet(Self.m), bob: .move(magnet: Self.m, target: .point(P(5, 5))))
+        #expect(t1.board.magnets[Self.m] == nil)
+        #expect(t1.outcomes.last?.rejection == .unknownMagnet(Self.m))
+        #expect(c1.first?.settled.contains("rejected") == true)
+        let (t2, c2) = try Self.merge(alice: .move(magnet: Self.m, target: .point(P(5, 5))), bob: .returnMagnet(Self.m))
+        #expect(t2.board.magnets[Self.m] == nil && c2.count == 1)
+    }
+
+    @Test("two concurrent pulls of the last tile: the later is rejected; conflict on 'tile A red'")
+    func lastTile() throws {
+        let (timeline, conflicts) = try Self.merge(alice: .pull(letter: "A", color: "red", target: .point(P(300, 300))),
+                                                   bob: .pull(letter: "A", color: "red", target: .point(P(600, 300))))
+        #expect(timeline.outcomes.last?.rejection == .trayEmpty(TileKey(letter: "A", color: "red")))
+        #expect(conflicts.map(\.on.description) == ["tile A red"])
+    }
+
+    @Test("two magnets dropped concurrently into a zone of capacity 1: the later passes over it")
+    func fullZone() throws {
+        let (timeline, conflicts) = try Self.merge(alice: .pull(letter: "M", color: "red", target: .point(P(440, 140))),
+                                                   bob: .pull(letter: "M", color: "red", target: .point(P(430, 130))))
+        #expect(timeline.outcomes.last?.passedOver == ["slot"])
+        #expect(timeline.board.magnets[MagnetID(replica: "bob", seq: 1)]?.zone == nil)
+        #expect(conflicts.map(\.on.description) == ["zone slot"])
+        #expect(conflicts.first?.settled.contains("passed over") == true)
+    }
+
+    @Test("both name the same zone or boundary: the later is rejected")
+    func names() throws {
+        let zone = Zone(name: "dock", rect: Rect(x: 0, y: 0, width: 50, height: 50))
+        let (_, c1) = try Self.merge(alice: .zoneAdd(zone), bob: .zoneAdd(zone))
+        #expect(c1.map(\.on.description) == ["zone dock"])
+        let wall = Boundary(name: "wall", segment: Segment(from: P(0, 0), to: P(9, 9)))
+        let (_, c2) = try Self.merge(alice: .boundaryAdd(wall), bob: .boundaryAdd(wall))
+        #expect(c2.map(\.on.description) == ["boundary wall"])
+        let (_, c3) = try Self.merge(alice: .zoneRemove(name: "slot"), bob: .zoneRemove(name: "slot"))
+        #expect(c3.map(\.on.description) == ["zone slot"])
+    }
+
+    @Test("ops that saw each other are no conflict")
+    func causal() throws {
+        var timeline = Timeline()
+        let ops = [
+            Operation(id: OpID(replica: "a", seq: 1), lamport: 1, context: VectorClock(), author: "a", time: 0,
+                      payload: .createBoard(name: "b", size: Size(width: 100, height: 100))),
+            Operation(id: OpID(replica: "a", seq: 2), lamport: 2, context: VectorClock(), author: "a", time: 0,
+                      payload: .zoneAdd(Zone(name: "z", rect: Rect(x: 0, y: 0, width: 5, height: 5)))),
+            Operation(id: OpID(replica: "b", seq: 1), lamport: 3, context: VectorClock(["a": 2]), author: "b", time: 0,
+                      payload: .zoneAdd(Zone(name: "z", rect: Rect(x: 0, y: 0, width: 5, height: 5)))),
+        ]
+        try timeline.insert(ops)
+        #expect(timeline.outcomes.last?.rejection == .zoneNameTaken("z"))
+        #expect(Conflict.find(in: timeline.ops, outcomes: timeline.outcomes).isEmpty)
+    }
+}
