@@ -1,20 +1,22 @@
 import Foundation
 
-// magnets-bench [store|sync|sync-quick|history|all]: prints the figures the issues ask for, measured in one
+// magnets-bench [core|store|sync|sync-quick|history|all]: prints the figures the issues ask for, measured in one
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 switch which {
+case "core": try CoreBenchmark.run()
 case "store": try StoreBenchmark.run()
 case "sync": try SyncBenchmark.run()
 case "history": try HistoryBenchmark.run()
 case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
 case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
 case "all":
+    try CoreBenchmark.run()
     try StoreBenchmark.run()
     try SyncBenchmark.run()
     try HistoryBenchmark.run()
 default:
-    print("usage: magnets-bench [store|sync|sync-quick|history|all]")
+    print("usage: magnets-bench [core|store|sync|sync-quick|history|all]")
     exit(64)
 }

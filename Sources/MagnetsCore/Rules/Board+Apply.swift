@@ -73,14 +73,16 @@ extension Board {
 
     mutating func resize(to newSize: Size) -> Outcome {
         size = newSize
-        var events: [Event] = [.resized(newSize)]
-        for id in magnets.keys.sorted() {
-            let magnet = magnets[id]!
+        var constrained: [(MagnetID, Point)] = []
+        for (id, magnet) in magnets {
             let clamped = clamp(magnet.center, size: magnet.size)
-            if clamped != magnet.center {
-                magnets[id]!.center = clamped // keeps its parent
-                events.append(.constrained(magnet: id, at: clamped))
-            }
+            if clamped != magnet.center { constrained.append((id, clamped)) }
+        }
+        constrained.sort { $0.0 < $1.0 } // events in (replica, seq) order
+        var events: [Event] = [.resized(newSize)]
+        for (id, clamped) in constrained {
+            magnets[id]!.center = clamped // keeps its parent
+            events.append(.constrained(magnet: id, at: clamped))
         }
         return Outcome(events: events)
     }
@@ -108,9 +110,12 @@ extension Board {
 
     mutating func removeZone(named name: String) -> Outcome {
         guard let index = zoneIndex(named: name) else { return .rejected(.unknownZone(name)) }
+        let held = zones[index].occupancy
         zones.remove(at: index)
         var events: [Event] = [.zoneRemoved(name)]
-        for id in magnets.keys.sorted() where magnets[id]!.zone == name {
+        guard held > 0 else { return Outcome(events: events) } // nothing to free: no scan
+        let members = magnets.values.filter { $0.zone == name }.map(\.id).sorted()
+        for id in members {
             magnets[id]!.zone = nil // freed where it lies
             events.append(.escape(magnet: id, zone: name, at: magnets[id]!.center))
         }
