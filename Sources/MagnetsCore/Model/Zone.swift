@@ -18,8 +18,10 @@ public struct Zone: Hashable, Codable, Sendable {
     }
 
     /// `true` when the zone accepts this color at all (capacity aside).
+    @inline(__always)
     public func accepts(color: String) -> Bool {
-        accepts.map { $0.contains(color) } ?? true
+        guard let accepts else { return true }
+        return accepts.contains(color)
     }
 
     /// Available to a magnet of this color: it accepts the color and has room.

@@ -56,7 +56,7 @@ extension Board {
         case .pull(let letter, let color, let target):
             return pull(TileKey(letter: letter, color: color), target: target, id: MagnetID(pulledBy: id))
         case .move(let id, let target):
-            return move(id, along: target.points)
+            return move(id, to: target)
         case .returnMagnet(let id):
             guard let magnet = magnets.removeValue(forKey: id) else { return .rejected(.unknownMagnet(id)) }
             var released = magnet
@@ -149,7 +149,8 @@ extension Board {
         var magnet = Magnet(id: id, letter: key.letter, color: key.color, size: tile.size, center: start, z: topZ)
         events.append(.pulled(magnet: id, letter: key.letter, color: key.color, at: start))
         if case .path = target {
-            drag(&magnet, through: rest.map { clamp($0, size: tile.size) }, events: &events, passedOver: &passedOver)
+            let path = rest.map { clamp($0, size: tile.size) }
+            path.withUnsafeBufferPointer { drag(&magnet, through: $0, events: &events, passedOver: &passedOver) }
         } else {
             drop(&magnet, events: &events, passedOver: &passedOver)
         }
@@ -164,19 +165,27 @@ extension Board {
         return [name]
     }
 
-    mutating func move(_ id: MagnetID, along path: [Point]) -> Outcome {
+    mutating func move(_ id: MagnetID, to target: Target) -> Outcome {
         guard var magnet = magnets[id] else { return .rejected(.unknownMagnet(id)) }
         var events: [Event] = []
+        events.reserveCapacity(3)
         var passedOver: [String] = []
-        var clamped = path
-        for i in clamped.indices {
-            let c = clamp(path[i], size: magnet.size)
-            if c != path[i] {
-                clamped[i] = c
-                events.append(.constrained(magnet: id, at: c))
-            }
+        // Every point of the path is clamped first (R1); a one-point move needs no array.
+        func clamped(_ p: Point) -> Point {
+            let c = clamp(p, size: magnet.size)
+            if c != p { events.append(.constrained(magnet: id, at: c)) }
+            return c
         }
-        drag(&magnet, through: clamped, events: &events, passedOver: &passedOver)
+        switch target {
+        case .point(let p):
+            var point = clamped(p)
+            withUnsafePointer(to: &point) { pointer in
+                drag(&magnet, through: UnsafeBufferPointer(start: pointer, count: 1), events: &events, passedOver: &passedOver)
+            }
+        case .path(let points):
+            let path = points.map(clamped)
+            path.withUnsafeBufferPointer { drag(&magnet, through: $0, events: &events, passedOver: &passedOver) }
+        }
         topZ += 1
         magnet.z = topZ
         magnets[id] = magnet

@@ -8,7 +8,7 @@ extension Board {
     /// the rest of the path is ignored), a boundary contact, the end of the path.
     ///
     /// - Complexity: O(legs × (zones + boundaries)); independent of the legs' lengths.
-    mutating func drag(_ magnet: inout Magnet, through points: [Point],
+    mutating func drag(_ magnet: inout Magnet, through points: UnsafeBufferPointer<Point>,
                        events: inout [Event], passedOver: inout [String]) {
         let start = magnet.center
         let size = magnet.size
@@ -19,12 +19,13 @@ extension Board {
             // The first available zone entered on this leg (R3).
             var best: (entry: Sweep.ZoneEntry, index: Int)?
             var full: [(t: Double, name: String)] = []
+            // Fields are read in place (no copy of a zone per test): the cheap box test first.
             for index in zones.indices {
-                let zone = zones[index]
-                guard zone.name != magnet.zone, zone.accepts(color: magnet.color),
-                      Board.mayMeet(box, zone.rect), let entry = sweep.entry(into: zone.rect) else { continue }
-                if zone.occupancy >= zone.capacity {
-                    full.append((entry.t, zone.name))
+                let rect = zones[index].rect
+                guard Board.mayMeet(box, rect), let entry = sweep.entry(into: rect),
+                      zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
+                if zones[index].occupancy >= zones[index].capacity {
+                    full.append((entry.t, zones[index].name))
                 } else if best.map({ Board.entersFirst(entry, before: $0.entry) }) ?? true {
                     best = (entry, index)
                 }
@@ -33,9 +34,10 @@ extension Board {
             var contact: (t: Double, index: Int)?
             for index in boundaries.indices {
                 let segment = boundaries[index].segment
-                guard Board.mayMeet(box, segment),
-                      !Sweep.segment(segment, piercesRectAt: start, size: size),
-                      let t = sweep.contact(with: segment) else { continue }
+                // On the first leg a boundary piercing the rect finds no contact by itself (the
+                // rect starts inside it); later legs ask whether it pierced at the drag's start.
+                guard Board.mayMeet(box, segment), let t = sweep.contact(with: segment),
+                      current == start || !Sweep.segment(segment, piercesRectAt: start, size: size) else { continue }
                 if contact.map({ t < $0.t }) ?? true { contact = (t, index) }
             }
             let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
@@ -67,13 +69,13 @@ extension Board {
         let rect = magnet.rect
         var best: (area: Double, index: Int)?
         for index in zones.indices {
-            let zone = zones[index]
-            guard zone.name != magnet.zone, zone.accepts(color: magnet.color), rect.overlaps(zone.rect) else { continue }
-            if zone.occupancy >= zone.capacity {
-                if !passedOver.contains(zone.name) { passedOver.append(zone.name) }
+            let zoneRect = zones[index].rect
+            guard rect.overlaps(zoneRect), zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
+            if zones[index].occupancy >= zones[index].capacity {
+                if !passedOver.contains(zones[index].name) { passedOver.append(zones[index].name) }
                 continue
             }
-            let area = rect.overlapArea(with: zone.rect)
+            let area = rect.overlapArea(with: zoneRect)
             if best.map({ area > $0.area }) ?? true { best = (area, index) }
         }
         if let best {
