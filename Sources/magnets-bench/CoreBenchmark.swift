@@ -87,7 +87,7 @@ enum CoreBenchmark {
         for _ in 0..<3 {
             var board = Board()
             let start = DispatchTime.now().uptimeNanoseconds
-            for op in ops { _ = board.apply(op) }
+            for i in ops.indices { _ = board.apply(ops[i]) }
             best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
             checksum = board.magnets.values.reduce(0) { $0 + $1.center.x + $1.center.y * 3 }
         }

@@ -26,7 +26,9 @@ extension Board {
                       zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
                 if zones[index].occupancy >= zones[index].capacity {
                     full.append((entry.t, zones[index].name))
-                } else if best.map({ Board.entersFirst(entry, before: $0.entry) }) ?? true {
+                } else if let current = best {
+                    if Board.entersFirst(entry, before: current.entry) { best = (entry, index) }
+                } else {
                     best = (entry, index)
                 }
             }
@@ -38,7 +40,11 @@ extension Board {
                 // rect starts inside it); later legs ask whether it pierced at the drag's start.
                 guard Board.mayMeet(box, segment), let t = sweep.contact(with: segment),
                       current == start || !Sweep.segment(segment, piercesRectAt: start, size: size) else { continue }
-                if contact.map({ t < $0.t }) ?? true { contact = (t, index) }
+                if let found = contact {
+                    if t < found.t { contact = (t, index) }
+                } else {
+                    contact = (t, index)
+                }
             }
             let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
             for zone in full where zone.t <= endT && !passedOver.contains(zone.name) {
