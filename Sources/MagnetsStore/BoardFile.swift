@@ -90,9 +90,13 @@ public final class BoardFile {
                     throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
                 }
                 if try migrator.hasBeenSuperseded(db) { throw StoreError.newerSchema(path) }
-                let meta = try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT key, value FROM meta").map {
-                    (String.fromDatabaseValue($0[0]) ?? "", String.fromDatabaseValue($0[1]) ?? "")
-                })
+                // A damaged file may hold NULL, non-text or repeated keys: the first text one counts.
+                var meta: [String: String] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
+                    guard let key = String.fromDatabaseValue(row[0]), let value = String.fromDatabaseValue(row[1]),
+                          meta[key] == nil else { continue }
+                    meta[key] = value
+                }
                 if let format = meta["format"].flatMap(Int.init), format > formatVersion { throw StoreError.newerSchema(path) }
                 guard let boardID = meta["board_id"], let replica = meta["replica"], Validation.isReplicaID(replica) else {
                     throw StoreError.notABoard(path, why: "its board id or replica id is missing")

@@ -240,3 +240,26 @@ struct EventCodingTests {
         #expect(throws: (any Error).self) { try EventCoding.decode([3, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], for: Self.move) }
     }
 }
+
+/// Inputs the fuzzer (`magnets-fuzz`) once crashed on: each must now end in an error or a valid
+/// result, leaving the file unchanged.
+@Suite("Fuzzer crashers")
+struct CrasherTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Crashers")
+
+    @Test("every saved crasher file opens to an error or a board, and is left byte-identical",
+          arguments: (try? FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".magnets") }.sorted()) ?? [])
+    func crasher(name: String) throws {
+        let copy = temporaryFolder().appendingPathComponent(name).path
+        try FileManager.default.copyItem(atPath: Self.folder.appendingPathComponent(name).path, toPath: copy)
+        let before = try Data(contentsOf: URL(fileURLWithPath: copy))
+        do {
+            let file = try BoardFile.open(copy)
+            _ = try? file.current()
+            _ = try? file.check()
+            try? file.history { _ in }
+            try file.close()
+        } catch is StoreError {}
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == before)
+    }
+}
