@@ -53,7 +53,8 @@ let package = Package(
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
 
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
-        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore"]),
+        // Crashers/ holds files the fuzzer found; the tests read them from the source tree.
+        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore"], exclude: ["Crashers"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore", "magnets"]),

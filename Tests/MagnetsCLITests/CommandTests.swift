@@ -1,0 +1,335 @@
+import Foundation
+import Testing
+
+/// Every local command through the built binary, in a fresh folder: what it does when it works,
+/// and — for each way it can fail — a one-line `error:`, the right exit status, and a file left
+/// byte-for-byte as it was (no WAL or journal left beside it either).
+@Suite("Local commands through the binary")
+struct CommandTests {
+    let dir: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-cmd-\(UUID().uuidString)").path
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
+    /// Runs the binary in `dir` with exactly `environment` (plus PATH).
+    @discardableResult
+    func run(_ args: [String], environment: [String: String] = ["MAGNETS_USER": "tester"]) -> WritersTests.Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: SyncCrashTests.binary)
+        process.arguments = args
+        process.currentDirectoryURL = URL(fileURLWithPath: dir)
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        do { try process.run() } catch { return WritersTests.Run(status: -1, stdout: "", stderr: "\(error)") }
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return WritersTests.Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                                stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    @discardableResult
+    func run(_ args: String...) -> WritersTests.Run { run(args) }
+
+    func object(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    func list(_ text: String) -> [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] ?? []
+    }
+
+    /// Every file in the folder with its bytes.
+    func snapshot() -> [String: Data] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return Dictionary(uniqueKeysWithValues: names.map { ($0, (try? Data(contentsOf: URL(fileURLWithPath: dir + "/" + $0))) ?? Data()) })
+    }
+
+    /// Runs a command that must fail with `status`, its first stderr line an `error:` holding
+    /// `words`, and the folder — every file's bytes, and which files exist — unchanged.
+    func refused(_ args: [String], status: Int32, _ words: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+        let before = snapshot()
+        let result = run(args)
+        let first = result.stderr.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        #expect(result.status == status, "\(args): exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(first.hasPrefix("error: ") && (words.isEmpty || first.contains(words)), "\(args): \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stdout.isEmpty, "\(args) printed \(result.stdout)", sourceLocation: sourceLocation)
+        let after = snapshot()
+        #expect(Set(after.keys) == Set(before.keys), "\(args): files \(before.keys.sorted()) became \(after.keys.sorted())",
+                sourceLocation: sourceLocation)
+        for (name, bytes) in before where after[name] != bytes {
+            Issue.record("\(args) changed \(name)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A board with a finite and an unlimited tile, a zone, a boundary and three magnets:
+    /// main-5 'A' (the last A), main-6 and main-7 both 'C'.
+    func prepared() {
+        #expect(run("init", "--replica", "main", "--name", "fridge").status == 0)
+        run("tray", "add", "AB", "--count", "1")
+        run("tray", "add", "C", "--unlimited", "--color", "blue")
+        run("pull", "A", "--to", "100,100")
+        run("pull", "C", "--color", "blue", "--to", "300,300")
+        run("pull", "C", "--color", "blue", "--to", "400,300")
+        run("zone", "add", "slot", "--rect", "500,100,60,60", "--accepts", "blue")
+        run("boundary", "add", "shelf", "--from", "0,600", "--to", "1000,600")
+        #expect(run("check").status == 0)
+    }
+
+    // MARK: - Every command, working
+
+    @Test("init, tray, zones, boundaries, pull, move, return, resize, show and check, with their JSON")
+    func everyCommand() throws {
+        let created = run("init", "--replica", "main", "--name", "fridge", "--width", "900", "--height", "650")
+        #expect(created.status == 0 && created.stdout.contains("board.magnets"))
+        #expect(FileManager.default.fileExists(atPath: dir + "/board.magnets"))
+
+        #expect(run("tray", "add", "AB", "--count", "2").status == 0)
+        #expect(run("tray", "add", "C", "--unlimited", "--color", "blue", "--size", "30x40").status == 0)
+        let tray = list(run("tray", "list", "--json").stdout)
+        #expect(tray.map { "\($0["letter"]!) \($0["color"]!) \($0["width"]!)x\($0["height"]!) \($0["remaining"]!)" }
+                == ["A red 40x50 2", "B red 40x50 2", "C blue 30x40 <null>"])
+        #expect(run("tray", "list").stdout.contains("unlimited"))
+
+        #expect(run("zone", "add", "slot", "--rect", "500,100,60,60", "--accepts", "blue").status == 0)
+        #expect(run("zone", "add", "bin", "--rect", "700,400,100,100", "--capacity", "3").status == 0)
+        let zones = list(run("zone", "list", "--json").stdout)
+        #expect(zones.map { $0["name"] as? String } == ["slot", "bin"])
+        #expect(zones.map { $0["capacity"] as? Int } == [1, 3])
+        #expect(zones.first?["accepts"] as? [String] == ["blue"])
+        #expect(zones.last?["accepts"] is NSNull)
+        #expect(run("boundary", "add", "shelf", "--from", "0,600", "--to", "900,600").status == 0)
+        let boundaries = list(run("boundary", "list", "--json").stdout)
+        #expect(boundaries.first?["from"] as? [Double] == [0, 600] && boundaries.first?["to"] as? [Double] == [900, 600])
+
+        // Pulls: a point, then a downward swipe: created where the swipe is recognised (202,-10,
+        // clamped to y 20 for a 40-high tile), then dragged to the path's end.
+        let a = object(run("pull", "A", "--to", "100,100", "--json").stdout)
+        #expect(a["op"] as? String == "main:8" && a["magnet"] as? String == "main-8")
+        let c = object(run("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300", "--json").stdout)
+        #expect(c["magnet"] as? String == "main-9" && c["x"] as? Double == 205 && c["y"] as? Double == 300)
+        let pulled = (c["events"] as? [[String: Any]])?.first
+        #expect(pulled?["event"] as? String == "pulled" && pulled?["x"] as? Double == 202 && pulled?["y"] as? Double == 20)
+        run("return", "main-9")
+        #expect(run("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300").stdout
+                == "main:11: pulled 'C' as main-11 at 202,20; main-11 now at 205,300\n")
+
+        // Move by a unique letter into the zone: captured at its entry.
+        let captured = object(run("move", "C", "--to", "520,120", "--json").stdout)
+        #expect(captured["zone"] as? String == "slot")
+        #expect((captured["events"] as? [[String: Any]])?.contains { $0["event"] as? String == "capture" } == true)
+        // The red A is refused by the blue-only zone and passes through it.
+        let passed = object(run("move", "main-8", "--to", "520,120", "--json").stdout)
+        #expect(passed["zone"] is NSNull && passed["x"] as? Double == 520)
+        // --by is relative: 520,720, clamped to y ≤ 650 − 25; the shelf at y 600 stops the
+        // 50-high magnet with its centre 25 above it.
+        let stopped = object(run("move", "A", "--by", "0,600", "--json").stdout)
+        #expect(stopped["x"] as? Double == 520 && stopped["y"] as? Double == 575)
+        #expect((stopped["events"] as? [[String: Any]])?.contains { $0["event"] as? String == "contact" && $0["boundary"] as? String == "shelf" } == true)
+
+        // Return puts the tile back: A has 2 again.
+        #expect(run("return", "main-8").status == 0)
+        #expect(list(run("tray", "list", "--json").stdout).first?["remaining"] as? Int == 2)
+
+        // Removing the zone frees its magnet; removing the boundary; resize re-clamps.
+        #expect(run("zone", "remove", "slot").status == 0)
+        #expect(run("boundary", "remove", "shelf").status == 0)
+        #expect(run("resize", "--width", "400", "--height", "200").status == 0)
+        let shown = object(run("show", "--json").stdout)
+        let board = shown["board"] as? [String: Any]
+        #expect(board?["name"] as? String == "fridge" && board?["width"] as? Double == 400 && board?["replica"] as? String == "main")
+        let magnets = shown["magnets"] as? [[String: Any]] ?? []
+        #expect(magnets.count == 1)
+        // C (30×40) sat at the slot's centre 530,130; clamped into 400×200: x ≤ 400 − 15.
+        #expect(magnets.first?["x"] as? Double == 385 && magnets.first?["y"] as? Double == 130 && magnets.first?["zone"] is NSNull)
+        #expect((shown["zones"] as? [[String: Any]])?.map { $0["name"] as? String } == ["bin"])
+        #expect((shown["boundaries"] as? [Any])?.isEmpty == true)
+        #expect(shown["clock"] as? [String: Int] == ["main": 18])
+
+        // The plain picture: a frame, the letter, the listing; no escape codes off a terminal.
+        let picture = run(["show"], environment: ["COLUMNS": "60"]).stdout
+        #expect(!picture.contains("\u{1B}"))
+        let lines = picture.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("┌") == true && lines.first?.count == 60)
+        #expect(picture.contains("main-11") && picture.contains("bin") && picture.contains("unlimited"))
+
+        let check = object(run("check", "--json").stdout)
+        #expect(check["ops"] as? Int == 18 && check["clean"] as? Bool == true)
+    }
+
+    @Test("clone makes a copy under a new replica id that writes its own ops")
+    func clone() throws {
+        prepared()
+        #expect(run("clone", "board.magnets", "copy.magnets", "--replica", "bob").status == 0)
+        let copy = object(run("show", "--json", "-b", "copy.magnets").stdout)
+        let original = object(run("show", "--json").stdout)
+        #expect((copy["board"] as? [String: Any])?["replica"] as? String == "bob")
+        #expect((copy["board"] as? [String: Any])?["id"] as? String == (original["board"] as? [String: Any])?["id"] as? String)
+        #expect((copy["magnets"] as? [[String: Any]])?.count == 3)
+        let moved = object(run("move", "main-5", "--to", "10,10", "--json", "-b", "copy.magnets").stdout)
+        #expect(moved["op"] as? String == "bob:1")
+        refused(["clone", "board.magnets", "copy.magnets", "--replica", "carol"], status: 1, "already exists")
+        refused(["clone", "board.magnets", "other.magnets", "--replica", "main"], status: 1, "main")
+    }
+
+    @Test("--board, MAGNETS_BOARD and the default file; --as, MAGNETS_USER and the author of each op")
+    func boardAndAuthor() throws {
+        #expect(run(["init", "--replica", "r"], environment: ["MAGNETS_BOARD": "env.magnets", "MAGNETS_USER": "erin"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: dir + "/env.magnets"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/board.magnets"))
+        run(["tray", "add", "Q", "--unlimited", "-b", "env.magnets", "--as", "frank"], environment: ["MAGNETS_USER": "erin"])
+        run(["pull", "Q", "--to", "50,50"], environment: ["MAGNETS_BOARD": "env.magnets", "MAGNETS_USER": "erin"])
+        // -b wins over the environment.
+        #expect(run(["init", "--replica", "s", "-b", "flag.magnets"], environment: ["MAGNETS_BOARD": "env.magnets"]).status == 0)
+        let history = list(run(["history", "--format", "json", "-b", "env.magnets"]).stdout)
+        #expect(history.map { $0["author"] as? String } == ["erin", "frank", "erin"])
+    }
+
+    @Test("show draws in colour on a terminal and respects NO_COLOR",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func colour() throws {
+        prepared()
+        func onTerminal(_ environment: String) -> String {
+            run(["-qec", "\(environment) \(SyncCrashTests.binary) show", "/dev/null"], viaScript: true).stdout
+        }
+        let coloured = onTerminal("env -u NO_COLOR")
+        #expect(coloured.contains("\u{1B}["))
+        #expect(coloured.contains("main-6"))
+        let plain = onTerminal("env NO_COLOR=1")
+        #expect(plain.contains("main-6") && !plain.contains("\u{1B}["))
+    }
+
+    /// Runs `script` (which gives the command a terminal) instead of the binary.
+    private func run(_ args: [String], viaScript: Bool) -> WritersTests.Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = args
+        process.currentDirectoryURL = URL(fileURLWithPath: dir)
+        process.environment = ["PATH": "/usr/bin:/bin", "TERM": "xterm", "MAGNETS_USER": "tester"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return WritersTests.Run(status: -1, stdout: "", stderr: "\(error)") }
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return WritersTests.Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: "")
+    }
+
+    @Test("check finds derived state that disagrees with the log; --repair mends it", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")))
+    func checkAndRepair() throws {
+        prepared()
+        let tamper = Process()
+        tamper.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        tamper.arguments = [dir + "/board.magnets", "update magnet set x = 999; update tile set remaining = 7 where letter = 'A'"]
+        try tamper.run(); tamper.waitUntilExit()
+        #expect(tamper.terminationStatus == 0)
+        let before = snapshot()
+        let check = run("check", "--json")
+        #expect(check.status == 1)
+        let report = object(check.stdout)
+        #expect(report["clean"] as? Bool == false)
+        let problems = (report["problems"] as? [String] ?? []).joined(separator: "\n")
+        #expect(problems.contains("main-5") && problems.contains("tray"), "\(problems)")
+        #expect(snapshot() == before, "check without --repair wrote")
+        #expect(run("check", "--repair").status == 0)
+        #expect(run("check").status == 0)
+        let magnets = object(run("show", "--json").stdout)["magnets"] as? [[String: Any]]
+        #expect(magnets?.map { $0["x"] as? Double } == [100, 300, 400])
+    }
+
+    // MARK: - Every way to fail writes nothing
+
+    @Test("usage errors exit 64 and write nothing", arguments: [
+        ["move", "main-5", "--to", "nan,1"], ["move", "main-5", "--to", "1e999,1"], ["move", "main-5", "--to", "abc"],
+        ["move", "main-5", "--to", "1"], ["move", "main-5", "--to", "1,2,3"], ["move", "main-5", "--by", "1,inf"],
+        ["move", "main-5", "--path", "1,2 3"], ["move", "main-5"], ["move", "main-5", "--to", "1,1", "--by", "1,1"],
+        ["zone", "add", "z", "--rect", "1,2,3"], ["zone", "add", "z", "--rect", "1,2,3,4,5"], ["zone", "add", "z", "--rect", "1,1,0,5"],
+        ["zone", "add", "z", "--rect", "1,1,5,5", "--capacity", "0"], ["zone", "add", "z", "--rect", "1,1,5,5", "--capacity", "abc"],
+        ["boundary", "add", "b", "--from", "0,0"], ["boundary", "add", "b", "--from", "0,0", "--to", "1,nan"],
+        ["tray", "add", "A", "--size", "3"], ["tray", "add", "A", "--size", "3x"], ["tray", "add", "A", "--size", "3x4x5"],
+        ["tray", "add", "A", "--count", "-1"], ["tray", "add", "A", "--count", "2", "--unlimited"], ["tray", "add", ""],
+        ["pull", " "], ["pull", ""], ["pull", "\t"], ["pull", "AB", "--to", "1,1"], ["pull", "A", "--to", "1,1", "--path", "1,1 1,30"],
+        ["resize", "--width", "nan", "--height", "3"], ["resize", "--width", "0", "--height", "3"], ["resize", "--width", "100"],
+        ["show", "--at", "-1"], ["show", "--at", "x"], ["nonsense"], ["move", "main-5", "--to", "1,1", "--frobnicate"],
+    ])
+    func usageErrors(args: [String]) throws {
+        prepared()
+        refused(args, status: 64)
+    }
+
+    @Test("refusals exit 1 with the reason and write nothing")
+    func refusals() throws {
+        prepared()
+        refused(["pull", "A", "--to", "5,5"], status: 1, "tray empty")
+        refused(["pull", "Z", "--to", "5,5"], status: 1, "Z")
+        refused(["pull", "B", "--path", "10,10 40,12"], status: 1, "swipe")
+        refused(["pull", "B", "--path", "10,10 14,20"], status: 1)
+        refused(["pull", "B", "--path", "10,10 11,0 12,-60"], status: 1)
+        refused(["move", "Q", "--to", "1,1"], status: 1, "main-5 'A', main-6 'C', main-7 'C'")
+        refused(["move", "C", "--to", "1,1"], status: 1, "main-6 'C', main-7 'C'")
+        refused(["move", "main-", "--to", "1,1"], status: 1, "main-5 'A', main-6 'C', main-7 'C'")
+        refused(["return", "nobody-1"], status: 1, "no magnet")
+        refused(["zone", "remove", "nope"], status: 1, "no zone 'nope'")
+        refused(["zone", "add", "slot", "--rect", "1,1,5,5"], status: 1, "slot")
+        refused(["boundary", "remove", "nope"], status: 1, "no boundary 'nope'")
+        refused(["boundary", "add", "shelf", "--from", "0,0", "--to", "5,5"], status: 1, "shelf")
+        refused(["init"], status: 1, "already exists")
+        refused(["init", "--replica", "other"], status: 1, "already exists")
+    }
+
+    @Test("a missing file: a hint how to create it, and no file appears",
+          arguments: [["show"], ["tray", "list"], ["tray", "add", "A"], ["pull", "A", "--to", "1,1"], ["move", "A", "--to", "1,1"],
+                      ["check"], ["check", "--repair"], ["history"], ["conflicts"], ["zone", "list"], ["render", "--svg", "x.svg"]])
+    func missingFile(args: [String]) throws {
+        refused(args + ["-b", "gone.magnets"], status: 1, "does not exist")
+        let result = run(args + ["-b", "gone.magnets"])
+        #expect(result.stderr.contains("magnets init"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/gone.magnets"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/x.svg"))
+    }
+
+    /// Files that are not boards: each is refused by every command, left as it was, and no
+    /// sidecar (`-wal`, `-shm`, `-journal`) appears beside it.
+    static let strangers: [(String, Data)] = {
+        var random = Data(count: 8192)
+        var state: UInt64 = 0x5EED
+        for i in random.indices {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            random[i] = UInt8(truncatingIfNeeded: state >> 56)
+        }
+        var sqliteHeaderThenJunk = Data("SQLite format 3\u{0}".utf8)
+        sqliteHeaderThenJunk.append(random.prefix(4096 - 16))
+        return [("random", random), ("empty", Data()), ("text", Data("shopping list: eggs, milk\n".utf8)),
+                ("sqlite header, junk after", sqliteHeaderThenJunk)]
+    }()
+
+    @Test("a file that is not a board is refused by every command and left unchanged",
+          arguments: [["show"], ["show", "--json"], ["tray", "add", "A"], ["zone", "add", "z", "--rect", "1,1,5,5"],
+                      ["pull", "A", "--to", "1,1"], ["check"], ["check", "--repair"], ["history"], ["init"],
+                      ["resize", "--width", "10", "--height", "10"], ["ops", "export", "--out", "out.bundle"]])
+    func notABoard(args: [String]) throws {
+        for (name, bytes) in Self.strangers {
+            let file = dir + "/stranger.magnets"
+            try bytes.write(to: URL(fileURLWithPath: file))
+            let result = run(args + ["-b", "stranger.magnets"])
+            #expect(result.status == 1, "\(name) \(args): exit \(result.status) \(result.stderr)")
+            #expect(result.stderr.hasPrefix("error: "), "\(name) \(args): \(result.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == bytes, "\(name) changed by \(args)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["stranger.magnets"], "\(name) \(args)")
+        }
+    }
+
+    @Test("another SQLite database is refused by every command and left unchanged",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")),
+          arguments: [["show"], ["tray", "add", "A"], ["check", "--repair"], ["history", "--format", "csv"], ["init"]])
+    func anotherDatabase(args: [String]) throws {
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        make.arguments = [dir + "/notes.db", "pragma journal_mode=wal; create table note(id integer primary key, body text); insert into note(body) values ('hello'); create table meta(key text, value text);"]
+        make.standardOutput = FileHandle.nullDevice
+        try make.run(); make.waitUntilExit()
+        refused(args + ["-b", "notes.db"], status: 1, args == ["init"] ? "already exists" : "not a magnets board")
+    }
+}
