@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Crash loop: start syncs, imports and moves on large board files and SIGKILL them at random
-moments; after each kill every file must open, `magnets check` must be clean, and no op that a
+moments until --kills of them were killed mid-run; after each kill every file must open, `magnets check` must be clean, and no op that a
 command acknowledged (exit 0) may be missing.
 
     python3 Scripts/crash_loop.py [--kills 200] [--moves 20000] [--seed 1] [--magnets PATH]
@@ -11,7 +11,8 @@ import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, ti
 
 p = argparse.ArgumentParser()
 p.add_argument("--kills", type=int, default=200)
-p.add_argument("--moves", type=int, default=20000, help="moves made on each copy before the loop")
+p.add_argument("--moves", type=int, default=10000, help="moves made on each copy before the loop")
+p.add_argument("--batch", type=int, default=1000, help="ops in each fresh bundle synced or imported")
 p.add_argument("--seed", type=int, default=1)
 p.add_argument("--magnets", default=os.path.join(os.path.dirname(__file__), "..", ".build", "release", "magnets"))
 args = p.parse_args()
@@ -40,7 +41,7 @@ def bundle(path, replica, seq0, lamport0, count, magnets, board_id, context):
                                  "magnet": rng.choice(magnets), "to": [rng.randrange(1000), rng.randrange(700)]}))
     clock = dict(context); clock[replica] = seq0 + count - 1
     header = json.dumps({"magnets_bundle": 1, "board": board_id, "clock": clock, "since": None, "ops": count})
-    with open(path, "w") as f:
+    with open(os.path.join(work, path), "w") as f:
         f.write("\n".join([header] + lines) + "\n")
 
 # A board with 100 magnets, zones and a boundary; two copies with many concurrent moves.
@@ -60,35 +61,42 @@ for name, replica in (("a", "alice"), ("b", "bob")):
            {r: n for r, n in base_clock.items() if r != replica})
     run("ops", "import", f"{name}.bundle", "-b", f"{name}.magnets")
 acknowledged = {"a.magnets": ops_in("a.magnets"), "b.magnets": ops_in("b.magnets")}
-# A bundle of carol's ops, for imports.
-bundle("c.bundle", "carol", 1, lamport + 1, args.moves // 2, magnets, board_id, base_clock)
-carol_ops = {f"carol:{k}" for k in range(1, args.moves // 2 + 1)}
-
 kinds = {"sync": 0, "import": 0, "move": 0}
 finished, killed = 0, 0
-for n in range(args.kills):
+n = -1
+while killed < args.kills:
+    n += 1
     kind = rng.choice(["sync", "import", "move"])
     kinds[kind] += 1
     target = rng.choice(["a.magnets", "b.magnets"])
+    # Fresh work each time, so that no sync or import is a quick no-op: a new replica's moves,
+    # concurrent with everything, sorting among the old ops (replay from an early checkpoint).
+    fresh = f"w{n}"
+    fresh_ops = {f"{fresh}:{k}" for k in range(1, args.batch + 1)}
+    bundle(f"{fresh}.bundle", fresh, 1, lamport + 1 + rng.randrange(args.moves), args.batch, magnets, board_id, base_clock)
     if kind == "sync":
+        # One side learns the fresh ops first (acknowledged), then the sync that is killed carries them over.
+        run("ops", "import", f"{fresh}.bundle", "-b", target)
+        acknowledged[target] |= fresh_ops
         cmd = ["sync", "a.magnets", "b.magnets"]
     elif kind == "import":
-        cmd = ["ops", "import", "c.bundle", "-b", target]
+        cmd = ["ops", "import", f"{fresh}.bundle", "-b", target]
     else:
         cmd = ["move", rng.choice(magnets), "--to", f"{rng.randrange(1000)},{rng.randrange(700)}", "--json", "-b", target]
     proc = subprocess.Popen([M, *cmd], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(rng.uniform(0, {"sync": 1.5, "import": 1.0, "move": 0.04}[kind]))
+    time.sleep(rng.uniform(0, {"sync": 0.8, "import": 0.6, "move": 0.04}[kind]))
     if proc.poll() is None:
         proc.send_signal(signal.SIGKILL)
-        killed += 1
     out, err = proc.communicate()
+    if proc.returncode == -9:
+        killed += 1
     if proc.returncode == 0:
         finished += 1
         if kind == "sync":
             union = acknowledged["a.magnets"] | acknowledged["b.magnets"]
             acknowledged = {"a.magnets": set(union), "b.magnets": set(union)}
         elif kind == "import":
-            acknowledged[target] |= carol_ops
+            acknowledged[target] |= fresh_ops
         else:
             acknowledged[target].add(json.loads(out)["op"])
     elif proc.returncode not in (-9, 1):
@@ -102,11 +110,12 @@ for n in range(args.kills):
         missing = acknowledged[path] - ops_in(path)
         if missing:
             sys.exit(f"kill {n} ({kind}): {path} lost acknowledged ops: {sorted(missing)[:5]}")
+    os.remove(os.path.join(work, f"{fresh}.bundle"))
     print(f"{n + 1:4d} {kind:6s} {'killed' if proc.returncode == -9 else 'exited ' + str(proc.returncode):9s} "
           f"a={len(acknowledged['a.magnets'])} b={len(acknowledged['b.magnets'])} acknowledged ops all present, check clean", flush=True)
 
 total = len(acknowledged["a.magnets"] | acknowledged["b.magnets"])
-print(f"crash loop: {args.kills} runs ({kinds['sync']} syncs, {kinds['import']} imports, {kinds['move']} moves), "
+print(f"crash loop: {n + 1} runs ({kinds['sync']} syncs, {kinds['import']} imports, {kinds['move']} moves), "
       f"{killed} killed with SIGKILL, {finished} finished; after every one both files checked clean and all "
       f"{total} acknowledged ops were present")
 shutil.rmtree(work)

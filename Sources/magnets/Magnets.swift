@@ -29,7 +29,7 @@ struct Magnets: ParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             }
-            let message = self.message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+            let message = Arguments.explained(self.message(for: error).trimmingCharacters(in: .whitespacesAndNewlines))
             Output.fail(message.isEmpty ? "invalid arguments" : message,
                         hint: "see 'magnets help' or 'magnets <command> --help'", code: 64)
         }

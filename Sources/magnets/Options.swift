@@ -100,6 +100,26 @@ enum Arguments {
     }
 }
 
+extension Arguments {
+    /// What a valid value of each option looks like, for usage errors.
+    static let expected: [String: String] = [
+        "to": "a point X,Y of finite numbers within ±1000000", "by": "an offset DX,DY of finite numbers within ±1000000",
+        "from": "a point X,Y of finite numbers within ±1000000",
+        "path": "\"X,Y X,Y …\": 1 to 10000 points of finite numbers within ±1000000",
+        "rect": "X,Y,W,H: finite numbers, the corner within ±1000000, width and height above 0",
+        "size": "WxH, each side from 1 to 1000", "width": "a number from 1 to 100000", "height": "a number from 1 to 100000",
+        "since": "a clock like alice=3,bob=2",
+    ]
+
+    /// argument-parser's "The value 'V' is invalid for '--to <to>'" with what was expected.
+    static func explained(_ message: String) -> String {
+        guard message.hasPrefix("The value '"), let range = message.range(of: "' is invalid for '--") else { return message }
+        let option = message[range.upperBound...].prefix { $0.isLetter || $0 == "-" }
+        guard let expected = expected[String(option)], !message.contains("\n") else { return message }
+        return message + ": expected " + expected
+    }
+}
+
 /// `X,Y`: a point, each coordinate finite and within ±1e6.
 struct PointArgument: ExpressibleByArgument {
     var point: Point

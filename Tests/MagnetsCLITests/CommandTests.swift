@@ -259,6 +259,15 @@ struct CommandTests {
         refused(args, status: 64)
     }
 
+    @Test("a bad value says what was expected")
+    func badValueExplained() throws {
+        prepared()
+        refused(["move", "main-5", "--to", "nan,1"], status: 64, "expected a point X,Y of finite numbers")
+        refused(["zone", "add", "z", "--rect", "1,1,5"], status: 64, "expected X,Y,W,H")
+        refused(["tray", "add", "A", "--size", "0x5"], status: 64, "expected WxH, each side from 1 to 1000")
+        refused(["resize", "--width", "1e999", "--height", "5"], status: 64, "expected a number from 1 to 100000")
+    }
+
     @Test("refusals exit 1 with the reason and write nothing")
     func refusals() throws {
         prepared()
