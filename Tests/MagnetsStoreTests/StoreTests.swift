@@ -144,6 +144,29 @@ struct BoardFileTests {
         #expect(try c.check().isClean)
     }
 
+    @Test("a bundle whose ops depend on ops the file lacks is refused and changes nothing")
+    func causallyIncomplete() throws {
+        let a = try make("a.magnets", replica: "alice")
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 2) }
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        _ = try BoardFile.sync(a, c)
+        let magnet = try c.current().board.sortedMagnets[0].id
+        try c.record(author: "carol") { _ in .move(magnet: magnet, target: .point(Point(x: 200, y: 200))) }
+        // Cut after alice's pull: carol's move alone, which had seen alice:3.
+        let bundle = folder.appendingPathComponent("carol.bundle").path
+        #expect(try c.exportOps(to: bundle, since: a.current().clock) == 1)
+        let before = try b.current()
+        #expect { try b.importOps(from: bundle) } throws: { error in
+            "\(error)".contains("depends on alice:3")
+        }
+        #expect(try b.current().opCount == before.opCount && b.current().board == before.board)
+        _ = try BoardFile.sync(b, a)
+        #expect(try b.importOps(from: bundle) == ImportReport(added: 1, skipped: 0))
+        #expect(try b.current().board == c.current().board)
+    }
+
     @Test("random edits on three copies, synced pairwise in random orders, converge; derived == replayed", arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
     func randomSyncsConverge(seed: UInt64) throws {
         var rng = SeededRandom(seed: seed)

@@ -23,11 +23,22 @@ extension BoardFile {
             guard Validation.isAuthor(op.author) else { throw StoreError.invalidOp("op \(op.id): bad author name") }
             guard op.lamport <= OpKey.maxLamport else { throw StoreError.invalidOp("op \(op.id): Lamport number above 2^46") }
         }
+        let admitted: (ops: [Operation], version: VectorClock, lamports: [String: Int])
         do {
-            return try Timeline.admit(incoming, version: index.version, lamports: index.lamports)
+            admitted = try Timeline.admit(incoming, version: index.version, lamports: index.lamports)
         } catch {
             throw StoreError.invalidOp(error.description)
         }
+        // Causally complete: every op the new ones had seen is held once they join. Consecutive
+        // ops of a replica share one context, so most checks are one comparison.
+        var checked: VectorClock?
+        for op in admitted.ops where op.context != checked {
+            for (replica, seq) in op.context.entries where seq > admitted.version[replica] {
+                throw StoreError.invalidOp("op \(op.id) depends on \(replica):\(seq), which neither it nor this file brings")
+            }
+            checked = op.context
+        }
+        return admitted
     }
 
     /// Replays the window of `db`'s log that the new ops change: from the latest checkpoint
