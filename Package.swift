@@ -40,7 +40,10 @@ let package = Package(
         ),
 
         // Benchmarks that print their figures (release mode).
-        .executableTarget(name: "magnets-bench", dependencies: ["MagnetsCore", "MagnetsStore"]),
+        .executableTarget(
+            name: "magnets-bench",
+            dependencies: ["MagnetsCore", "MagnetsStore", .product(name: "GRDBSQLite", package: "GRDB.swift")]
+        ),
 
         // A seeded mutation fuzzer for bundles and board files (see RELIABILITY.md).
         .executableTarget(

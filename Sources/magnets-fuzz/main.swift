@@ -184,6 +184,12 @@ let crafted: [String] = [
     "UPDATE op SET x = 1e308 WHERE x IS NOT NULL",
     "UPDATE op SET x = -1e308, y = 1e308",
     "UPDATE magnet SET x = 1e308",
+    // SQLite stores NaN as NULL; 9e999 reads back as infinity.
+    "UPDATE op SET x = 0.0 / 0.0 WHERE kind = 9",
+    "UPDATE op SET y = 9e999 WHERE x IS NOT NULL",
+    "UPDATE magnet SET y = -9e999",
+    "UPDATE zone SET width = 9e999",
+    "UPDATE boundary SET from_x = 0.0 / 0.0",
     "UPDATE magnet SET width = 0",
     "UPDATE magnet SET z = 9223372036854775807",
     "UPDATE board SET top_z = 9223372036854775807",

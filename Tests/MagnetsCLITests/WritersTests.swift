@@ -136,6 +136,9 @@ struct WritersTests {
         // The full soak (8 × 500) runs with MAGNETS_SOAK=full; the normal suite runs a shorter one.
         let full = ProcessInfo.processInfo.environment["MAGNETS_SOAK"] == "full"
         let (acknowledged, logged, errors) = try Self.soak(writers: 8, opsEach: full ? 500 : 40, syncing: true)
+        print("writers soak: 8 processes × \(full ? 500 : 40) ops with syncs meanwhile: \(acknowledged.count) acknowledged, "
+              + "\(acknowledged.intersection(logged).count) of them in the log, \(logged.count) ops logged in all, "
+              + "\(errors.count) refused (\(errors.filter { $0.contains("locked") }.count) lock errors)")
         #expect(acknowledged.count > (full ? 3000 : 250))
         #expect(acknowledged.isSubset(of: logged), "missing: \(acknowledged.subtracting(logged).prefix(5))")
         #expect(!errors.contains { $0.contains("locked") }, "\(errors.filter { $0.contains("locked") }.prefix(3))")
