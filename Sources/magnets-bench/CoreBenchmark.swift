@@ -76,6 +76,17 @@ enum CoreBenchmark {
         return kib / 1024
     }
 
+    static func foldOnly(count: Int = 1_000_000, rounds: Int = 8) {
+        let ops = generate(count)
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<rounds {
+            var board = Board()
+            for i in ops.indices { _ = board.apply(ops[i]) }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        print(String(format: "fold: %.2f M ops/s over %d rounds", Double(count * rounds) / seconds / 1e6, rounds))
+    }
+
     static func run(count: Int = 1_000_000) throws {
         let genStart = Date()
         let ops = generate(count)

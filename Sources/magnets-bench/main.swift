@@ -6,6 +6,7 @@ import Foundation
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 switch which {
 case "core": try CoreBenchmark.run()
+case "fold": CoreBenchmark.foldOnly() // for profiling: generation, then folds only
 case "store": try StoreBenchmark.run()
 case "sync": try SyncBenchmark.run()
 case "history": try HistoryBenchmark.run()

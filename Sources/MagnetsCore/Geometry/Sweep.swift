@@ -9,11 +9,52 @@ public struct Sweep: Sendable {
     public let halfWidth: Double
     public let halfHeight: Double
 
+    /// The leg's unit normal, the centers' common projection on it, and the moving rect's half
+    /// extent along it: everything the rect covers on this leg projects into `band ± reach`.
+    /// Zero for a leg of no length.
+    let normalX: Double, normalY: Double, band: Double, reach: Double
+
     public init(from start: Point, to end: Point, size: Size) {
         self.start = start
         self.end = end
         self.halfWidth = size.width / 2
         self.halfHeight = size.height / 2
+        let dx = end.x - start.x, dy = end.y - start.y
+        let length = (dx * dx + dy * dy).squareRoot()
+        if length > 0 {
+            normalX = -dy / length
+            normalY = dx / length
+            band = start.x * normalX + start.y * normalY
+            reach = halfWidth * abs(normalX) + halfHeight * abs(normalY)
+        } else {
+            (normalX, normalY, band, reach) = (0, 0, 0, 0)
+        }
+    }
+
+    /// How far apart on the leg's normal two things must be for the test below to call them apart:
+    /// far above the rounding of the projections, so it never drops a real meeting.
+    static let hullMargin = 1e-3
+
+    /// A cheap exact-enough test before the analytic ones: `false` only when `rect` lies wholly
+    /// to one side of the band the moving rect sweeps (separated on the leg's normal), so it can
+    /// neither be entered nor touched on this leg. Long diagonal legs have large bounding boxes
+    /// but thin bands.
+    @inline(__always)
+    func mayMeet(_ rect: Rect) -> Bool {
+        guard normalX != 0 || normalY != 0 else { return true }
+        let center = (rect.minX + rect.maxX) / 2 * normalX + (rect.minY + rect.maxY) / 2 * normalY
+        let half = rect.width / 2 * abs(normalX) + rect.height / 2 * abs(normalY)
+        return abs(center - band) <= half + reach + Sweep.hullMargin
+    }
+
+    /// The same for a segment.
+    @inline(__always)
+    func mayMeet(_ segment: Segment) -> Bool {
+        guard normalX != 0 || normalY != 0 else { return true }
+        let a = segment.from.x * normalX + segment.from.y * normalY - band
+        let b = segment.to.x * normalX + segment.to.y * normalY - band
+        let limit = reach + Sweep.hullMargin
+        return !((a > limit && b > limit) || (a < -limit && b < -limit))
     }
 
     @inline(__always) var dx: Double { end.x - start.x }

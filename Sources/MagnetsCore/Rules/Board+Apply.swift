@@ -166,29 +166,36 @@ extension Board {
     }
 
     mutating func move(_ id: MagnetID, to target: Target) -> Outcome {
-        guard var magnet = magnets[id] else { return .rejected(.unknownMagnet(id)) }
+        // One hash lookup: the magnet is read and written back at its index (drag and drop
+        // change zones, never the magnets table, so the index stays valid).
+        guard let index = magnets.index(forKey: id) else { return .rejected(.unknownMagnet(id)) }
+        var magnet = magnets.values[index]
         var events: [Event] = []
         events.reserveCapacity(3)
         var passedOver: [String] = []
-        // Every point of the path is clamped first (R1); a one-point move needs no array.
-        func clamped(_ p: Point) -> Point {
-            let c = clamp(p, size: magnet.size)
-            if c != p { events.append(.constrained(magnet: id, at: c)) }
-            return c
-        }
+        // Every point of the path is clamped first (R1); a one-point move needs no array. (No
+        // closure here: one capturing `events` would box it on the heap.)
+        let size = magnet.size
         switch target {
         case .point(let p):
-            var point = clamped(p)
+            var point = clamp(p, size: size)
+            if point != p { events.append(.constrained(magnet: id, at: point)) }
             withUnsafePointer(to: &point) { pointer in
                 drag(&magnet, through: UnsafeBufferPointer(start: pointer, count: 1), events: &events, passedOver: &passedOver)
             }
         case .path(let points):
-            let path = points.map(clamped)
+            var path: [Point] = []
+            path.reserveCapacity(points.count)
+            for p in points {
+                let c = clamp(p, size: size)
+                if c != p { events.append(.constrained(magnet: id, at: c)) }
+                path.append(c)
+            }
             path.withUnsafeBufferPointer { drag(&magnet, through: $0, events: &events, passedOver: &passedOver) }
         }
         topZ += 1
         magnet.z = topZ
-        magnets[id] = magnet
+        magnets.values[index] = magnet
         events.append(.moved(magnet: id, to: magnet.center))
         return Outcome(events: events, passedOver: passedOver, filled: filledZone(by: magnet, events))
     }

@@ -18,14 +18,17 @@ extension Board {
             let box = sweep.bounds
             // The first available zone entered on this leg (R3).
             var best: (entry: Sweep.ZoneEntry, index: Int)?
-            var full: [(t: Double, name: String)] = []
+            // Full zones entered on this leg, by index: a bit for each of the first 64 (no
+            // allocation), an array beyond.
+            var fullMask: UInt64 = 0
+            var fullBeyond: [(t: Double, index: Int)] = []
             // Fields are read in place (no copy of a zone per test): the cheap box test first.
             for index in zones.indices {
                 let rect = zones[index].rect
-                guard Board.mayMeet(box, rect), let entry = sweep.entry(into: rect),
+                guard Board.mayMeet(box, rect), sweep.mayMeet(rect), let entry = sweep.entry(into: rect),
                       zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
                 if zones[index].occupancy >= zones[index].capacity {
-                    full.append((entry.t, zones[index].name))
+                    if index < 64 { fullMask |= 1 << UInt64(index) } else { fullBeyond.append((entry.t, index)) }
                 } else if let current = best {
                     if Board.entersFirst(entry, before: current.entry) { best = (entry, index) }
                 } else {
@@ -38,7 +41,7 @@ extension Board {
                 let segment = boundaries[index].segment
                 // On the first leg a boundary piercing the rect finds no contact by itself (the
                 // rect starts inside it); later legs ask whether it pierced at the drag's start.
-                guard Board.mayMeet(box, segment), let t = sweep.contact(with: segment),
+                guard Board.mayMeet(box, segment), sweep.mayMeet(segment), let t = sweep.contact(with: segment),
                       current == start || !Sweep.segment(segment, piercesRectAt: start, size: size) else { continue }
                 if let found = contact {
                     if t < found.t { contact = (t, index) }
@@ -47,8 +50,16 @@ extension Board {
                 }
             }
             let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
-            for zone in full where zone.t <= endT && !passedOver.contains(zone.name) {
-                passedOver.append(zone.name)
+            // Those entered before the drag ended were passed over (their entries again: rare).
+            while fullMask != 0 {
+                let index = fullMask.trailingZeroBitCount
+                fullMask &= fullMask - 1
+                if let entry = sweep.entry(into: zones[index].rect), entry.t <= endT, !passedOver.contains(zones[index].name) {
+                    passedOver.append(zones[index].name)
+                }
+            }
+            for zone in fullBeyond where zone.t <= endT && !passedOver.contains(zones[zone.index].name) {
+                passedOver.append(zones[zone.index].name)
             }
             if let best, contact.map({ best.entry.t <= $0.t }) ?? true {
                 capture(&magnet, into: best.index, events: &events)
