@@ -63,6 +63,7 @@ extension BoardFile {
         trace.mark("read \(toA.count) + \(toB.count) missing ops")
         let admittedA = try admit(toA, index: indexA)
         let admittedB = try admit(toB, index: indexB)
+        trace.mark("admitted them")
         let clock = admittedA.version
         guard !admittedA.ops.isEmpty || !admittedB.ops.isEmpty else {
             return SyncReport(intoA: 0, intoB: 0, conflicts: 0, clock: clock, dryRun: dryRun)
