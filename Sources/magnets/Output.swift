@@ -1,5 +1,6 @@
 import Foundation
 import MagnetsCore
+import MagnetsStore
 
 /// Printing: results to stdout, errors as one `error: …` line on stderr.
 enum Output {
@@ -37,5 +38,15 @@ enum Output {
     /// A sentence for what an op did: `captured by zone 'slot' at 430,130`.
     static func describe(_ events: [Event]) -> String {
         events.map(\.summary).joined(separator: "; ")
+    }
+
+    /// What a recorded op did. A pull's events say where the magnet was created; after a swipe
+    /// it was dragged on, so where it ended is added.
+    static func describe(_ recorded: Recorded) -> String {
+        var sentence = describe(recorded.outcome.events)
+        if case .pulled(let id, _, _, let at)? = recorded.outcome.events.last, let magnet = recorded.board.magnets[id], magnet.center != at {
+            sentence += "; \(id) now at \(magnet.center)"
+        }
+        return sentence
     }
 }

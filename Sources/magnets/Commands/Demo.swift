@@ -18,7 +18,7 @@ extension Magnets {
             func say(_ text: String) { print(color ? "\u{1B}[1m\(text)\u{1B}[0m" : text) }
             func step(_ file: BoardFile, _ who: String, _ what: String, _ make: (Board) throws -> Payload) throws {
                 let recorded = try file.record(author: who, make)
-                print("  \(who.padding(toLength: 5, withPad: " ", startingAt: 0)) \(what.padding(toLength: 44, withPad: " ", startingAt: 0)) → \(Output.describe(recorded.outcome.events))")
+                print("  \(who.padding(toLength: 5, withPad: " ", startingAt: 0)) \(what.padding(toLength: 44, withPad: " ", startingAt: 0)) → \(Output.describe(recorded))")
             }
 
             say("magnets demo — in \(folder)\n")

@@ -24,12 +24,7 @@ enum Report {
                 ("events", .array(recorded.outcome.events.map(\.json))),
             ]))
         } else {
-            var sentence = Output.describe(recorded.outcome.events)
-            // A pull's events say where the magnet was created; after a swipe it was dragged on.
-            if let magnet, let last = recorded.outcome.events.last, case .pulled(_, _, _, let at) = last, at != magnet.center {
-                sentence += "; \(id) now at \(magnet.center)"
-            }
-            print("\(recorded.op.id): \(sentence)")
+            print("\(recorded.op.id): \(Output.describe(recorded))")
         }
     }
 }
