@@ -131,7 +131,13 @@ public enum Timelapse {
           stage.innerHTML = frames[i].svg;
           if (current >= 0) { items[current].className = ""; }
           items[i].className = "current";
-          if (items[i].scrollIntoView) { items[i].scrollIntoView({ block: "nearest" }); }
+          // Keep the current step in view by scrolling the list alone (scrollIntoView would
+          // scroll the whole page too, away from the board).
+          var item = items[i], top = item.offsetTop - steps.offsetTop;
+          if (top < steps.scrollTop) { steps.scrollTop = top; }
+          else if (top + item.offsetHeight > steps.scrollTop + steps.clientHeight) {
+            steps.scrollTop = top + item.offsetHeight - steps.clientHeight;
+          }
         }
         current = i;
         scrub.value = String(i);
