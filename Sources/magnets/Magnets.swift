@@ -43,6 +43,12 @@ struct Magnets: ParsableCommand {
         } catch let error as LocalizedError {
             Output.fail(error.errorDescription ?? "\(error)", code: 1)
         } catch {
+            // A command group run without a subcommand, `help` and `--help`: argument-parser's
+            // clean exits, which print the help and succeed.
+            if exitCode(for: error) == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
             Output.fail("\(error)", code: 1)
         }
     }

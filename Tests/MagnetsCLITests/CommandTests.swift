@@ -259,6 +259,15 @@ struct CommandTests {
         refused(args, status: 64)
     }
 
+    @Test("help is printed and succeeds, for the tool and for each command",
+          arguments: [["--help"], ["help"], ["move", "--help"], ["help", "sync"], ["zone", "add", "-h"], ["tray"]])
+    func help(args: [String]) throws {
+        let result = run(args)
+        #expect(result.status == 0, "\(args): \(result.stderr)")
+        #expect(result.stdout.contains("USAGE: magnets") && result.stderr.isEmpty, "\(args): \(result.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+    }
+
     @Test("a bad value says what was expected")
     func badValueExplained() throws {
         prepared()

@@ -5,7 +5,7 @@ import MagnetsStore
 extension Magnets {
     /// `magnets check [--repair]`: derived state == replayed log.
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.")
+        static let configuration = CommandConfiguration(commandName: "check", abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.")
         @OptionGroup var options: BoardOptions
         @Flag(help: "Rebuild every derived table from the log.") var repair = false
 
@@ -32,7 +32,7 @@ extension Magnets {
 
     /// `magnets conflicts`.
     struct Conflicts: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the concurrent edits the replay order settled, and how.")
+        static let configuration = CommandConfiguration(commandName: "conflicts", abstract: "List the concurrent edits the replay order settled, and how.")
         @OptionGroup var options: BoardOptions
 
         func run() throws {
@@ -51,7 +51,7 @@ extension Magnets {
 
     /// `magnets sync A B`.
     struct Sync: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Give two copies of a board the ops each lacks; both then show the same board.")
+        static let configuration = CommandConfiguration(commandName: "sync", abstract: "Give two copies of a board the ops each lacks; both then show the same board.")
         @OptionGroup var options: BoardOptions
         @Argument(help: "One board file.") var a: String
         @Argument(help: "The other.") var b: String
@@ -73,11 +73,11 @@ extension Magnets {
 
     /// `magnets ops export|import`.
     struct Ops: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move ops between copies as bundle files.", subcommands: [Export.self, Import.self])
+        static let configuration = CommandConfiguration(commandName: "ops", abstract: "Move ops between copies as bundle files.", subcommands: [Export.self, Import.self])
 
         /// `magnets ops export --out FILE [--since CLOCK]`.
         struct Export: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Write ops to a bundle file.")
+            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file.")
             @OptionGroup var options: BoardOptions
             @Option(help: "The bundle file to write.") var out: String
             @Option(help: "Only ops this clock (alice=3,bob=2) does not cover.") var since: ClockArgument?
@@ -92,7 +92,7 @@ extension Magnets {
 
         /// `magnets ops import FILE`.
         struct Import: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Apply a bundle file, all or nothing.")
+            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, all or nothing.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The bundle file.") var file: String
 

@@ -7,7 +7,7 @@ import MagnetsStore
 extension Magnets {
     /// `magnets demo`: a two-person session, start to finish, in a folder it leaves behind.
     struct Demo: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Play a two-person session: edit offline, sync, show the board and its story.")
+        static let configuration = CommandConfiguration(commandName: "demo", abstract: "Play a two-person session: edit offline, sync, show the board and its story.")
         @OptionGroup var options: BoardOptions
         @Option(help: "The folder to play in: empty or new (default: a fresh temporary folder).") var dir: String?
 

@@ -6,7 +6,7 @@ import MagnetsStore
 extension Magnets {
     /// `magnets history`: every op in replay order and what it did. Streams: memory stays flat.
     struct History: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every op in replay order, and what each did.")
+        static let configuration = CommandConfiguration(commandName: "history", abstract: "Every op in replay order, and what each did.")
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, ndjson, csv }
 

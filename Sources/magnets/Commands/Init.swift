@@ -5,7 +5,7 @@ import MagnetsStore
 extension Magnets {
     /// `magnets init`: creates a new board file (never overwrites one).
     struct Init: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a new board file.")
+        static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new board file.")
         @OptionGroup var options: BoardOptions
         @Option(help: "Board width, 1…100000.") var width = SideArgument(argument: "1000")!
         @Option(help: "Board height, 1…100000.") var height = SideArgument(argument: "700")!
@@ -33,7 +33,7 @@ extension Magnets {
 
     /// `magnets clone`: a copy of a board under a new replica id.
     struct Clone: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Copy a board under a new replica id.")
+        static let configuration = CommandConfiguration(commandName: "clone", abstract: "Copy a board under a new replica id.")
         @OptionGroup var options: BoardOptions
         @Argument(help: "The board file to copy.") var source: String
         @Argument(help: "The new file (must not exist).") var destination: String
@@ -55,7 +55,7 @@ extension Magnets {
 
     /// `magnets resize`: a new board size; magnets re-clamped, keeping their zones.
     struct Resize: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Resize the board.")
+        static let configuration = CommandConfiguration(commandName: "resize", abstract: "Resize the board.")
         @OptionGroup var options: BoardOptions
         @Option(help: "New width, 1…100000.") var width: SideArgument
         @Option(help: "New height, 1…100000.") var height: SideArgument

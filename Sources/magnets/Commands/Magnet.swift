@@ -6,6 +6,7 @@ extension Magnets {
     /// `magnets pull LETTER (--to X,Y | --path "…")`: a magnet out of the tray.
     struct Pull: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "pull",
             abstract: "Pull a magnet out of the tray.",
             discussion: "--to drops it at a point; --path is a touch path from the tray (y < 0): a downward swipe (more than 16 points down, under 12 sideways) pulls, then drags along the rest.")
         @OptionGroup var options: BoardOptions
@@ -32,7 +33,7 @@ extension Magnets {
 
     /// `magnets move MAGNET (--to X,Y | --by DX,DY | --path "…")`.
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.")
+        static let configuration = CommandConfiguration(commandName: "move", abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.")
         @OptionGroup var options: BoardOptions
         @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
         @Option(help: "Drag it to X,Y.") var to: PointArgument?
@@ -63,7 +64,7 @@ extension Magnets {
 
     /// `magnets return MAGNET`: back to the tray.
     struct Return: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Put a magnet back in the tray.")
+        static let configuration = CommandConfiguration(commandName: "return", abstract: "Put a magnet back in the tray.")
         @OptionGroup var options: BoardOptions
         @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
 

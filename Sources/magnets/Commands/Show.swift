@@ -7,7 +7,7 @@ import MagnetsStore
 extension Magnets {
     /// `magnets show [--at N]`: the board as a picture in the terminal, then a listing.
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.")
         @OptionGroup var options: BoardOptions
         @Option(help: "Show the board after the first N ops of the replay order.") var at: Int?
 
@@ -40,7 +40,7 @@ extension Magnets {
 
     /// `magnets render (--svg FILE | --timelapse FILE.html) [--at N]`.
     struct Render: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Draw the board as SVG, or its history as a timelapse page.")
+        static let configuration = CommandConfiguration(commandName: "render", abstract: "Draw the board as SVG, or its history as a timelapse page.")
         @OptionGroup var options: BoardOptions
         @Option(help: "Write the board as SVG to FILE.") var svg: String?
         @Option(help: "Write a page that replays the history to FILE.html.") var timelapse: String?

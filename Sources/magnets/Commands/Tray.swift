@@ -5,11 +5,11 @@ import MagnetsStore
 extension Magnets {
     /// `magnets tray add|list`.
     struct Tray: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stock the tray or list its tiles.", subcommands: [Add.self, List.self])
+        static let configuration = CommandConfiguration(commandName: "tray", abstract: "Stock the tray or list its tiles.", subcommands: [Add.self, List.self])
 
         /// `magnets tray add LETTERS`: adds to (or creates) one tile per letter.
         struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Add tiles to the tray, one per letter of LETTERS.")
+            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add tiles to the tray, one per letter of LETTERS.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The letters, each one tile (e.g. HELLO).") var letters: String
             @Option(help: "How many to add to each tile (≥ 1; default 1).") var count: Int?
@@ -47,7 +47,7 @@ extension Magnets {
 
         /// `magnets tray list`.
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List the tray's tiles.")
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the tray's tiles.")
             @OptionGroup var options: BoardOptions
 
             func run() throws {

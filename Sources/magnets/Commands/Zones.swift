@@ -10,7 +10,7 @@ extension Magnets {
 
         /// `magnets zone add NAME --rect X,Y,W,H`.
         struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Add a snap zone.")
+            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a snap zone.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The zone's name.") var name: String
             @Option(help: "Its rect X,Y,W,H (top-left corner and size).") var rect: RectArgument
@@ -42,7 +42,7 @@ extension Magnets {
 
         /// `magnets zone remove NAME`: frees its magnets where they lie.
         struct Remove: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Remove a zone; its magnets stay where they lie.")
+            static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a zone; its magnets stay where they lie.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The zone's name.") var name: String
 
@@ -55,7 +55,7 @@ extension Magnets {
 
         /// `magnets zone list`.
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List the zones.")
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the zones.")
             @OptionGroup var options: BoardOptions
 
             func run() throws {
@@ -77,7 +77,7 @@ extension Magnets {
 
         /// `magnets boundary add NAME --from X,Y --to X,Y`.
         struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Add a boundary: a segment that stops dragged magnets.")
+            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a boundary: a segment that stops dragged magnets.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The boundary's name.") var name: String
             @Option(help: "One end X,Y.") var from: PointArgument
@@ -96,7 +96,7 @@ extension Magnets {
 
         /// `magnets boundary remove NAME`.
         struct Remove: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Remove a boundary.")
+            static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a boundary.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The boundary's name.") var name: String
 
@@ -109,7 +109,7 @@ extension Magnets {
 
         /// `magnets boundary list`.
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List the boundaries.")
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the boundaries.")
             @OptionGroup var options: BoardOptions
 
             func run() throws {
