@@ -270,6 +270,12 @@ struct EventCodingTests {
 struct CrasherTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Crashers")
 
+    @Test("the crasher corpus is there (a missing folder would skip the test below)")
+    func corpusPresent() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter { $0.hasSuffix(".magnets") }
+        #expect(names.contains("meta-null-keys.magnets"))
+    }
+
     @Test("every saved crasher file opens to an error or a board, and is left byte-identical",
           arguments: (try? FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".magnets") }.sorted()) ?? [])
     func crasher(name: String) throws {
