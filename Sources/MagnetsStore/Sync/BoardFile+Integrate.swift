@@ -68,6 +68,26 @@ extension BoardFile {
     /// Writes an integration into one file: the ops it lacked, every outcome of the window that
     /// changed, the checkpoints after the window's start, and the current board's diff.
     static func write(_ integration: Integration, fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
+        try insert(fresh, db, index: &index)
+        try writeDerived(integration, db, index: &index)
+    }
+
+    /// Appends the ops a file lacked to its log. They do not depend on the replay, so a sync
+    /// writes them into one file while the window is replayed for the other.
+    static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
+        var trace = Trace()
+        let insert = try FastStatement(db, OpCoding.insertSQL)
+        for op in fresh {
+            try OpCoding.insert(op, into: db, index: &index, using: insert)
+            index.advance(with: op)
+        }
+        trace.mark("inserted \(fresh.count) ops")
+    }
+
+    /// Writes what the replay of a window derived into a file whose log already holds the
+    /// window's ops: every outcome that changed, the checkpoints after the window's start, and
+    /// the current board's diff.
+    static func writeDerived(_ integration: Integration, _ db: Database, index: inout LogIndex) throws {
         let timeline = integration.timeline
         // Outcomes stored now for the ops of the window this file already held.
         var trace = Trace()
@@ -76,12 +96,6 @@ extension BoardFile {
         let rows = try Row.fetchCursor(db, sql: "SELECT op, events FROM outcome WHERE op >= ?", arguments: [OpKey.first(lamport: from)])
         while let row = try rows.next() { stored[try row.decode(atIndex: 0)] = ((try row.decode(atIndex: 1)) as Data?).map { [UInt8]($0) } ?? [] }
         trace.mark("loaded \(stored.count) stored outcomes")
-        let insert = try FastStatement(db, OpCoding.insertSQL)
-        for op in fresh {
-            try OpCoding.insert(op, into: db, index: &index, using: insert)
-            index.advance(with: op)
-        }
-        trace.mark("inserted \(fresh.count) ops")
         let upsert = try FastStatement(db, "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)")
         let delete = try FastStatement(db, "DELETE FROM outcome WHERE op = ?")
         var replicaIDs: [String: Int64] = [:]

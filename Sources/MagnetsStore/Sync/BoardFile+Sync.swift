@@ -34,55 +34,155 @@ extension BoardFile {
         let aFirst = (try a.fileIdentity()) < (try b.fileIdentity())
         let (first, second) = aFirst ? (a, b) : (b, a)
         guard a.checkpointInterval == b.checkpointInterval else { throw StoreError.differentBoards(a.path, b.path) }
+        // Each file is worked on by its own thread inside its own write transaction (GRDB keeps a
+        // connection to one thread), so the two files' reads and writes run side by side on two
+        // cores. The second file's lock is taken only once the first's is held.
+        let exchange = Exchange(dryRun: dryRun, interval: a.checkpointInterval, secondFile: second)
+        let firstRole: Exchange.Role = aFirst ? .a : .b
         return try first.write { firstDB in
-            try second.write { secondDB in
-                let (dbA, dbB) = aFirst ? (firstDB, secondDB) : (secondDB, firstDB)
-                return try exchange(dbA, dbB, dryRun: dryRun, interval: a.checkpointInterval)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                do {
+                    try exchange.secondFile.write { secondDB in try exchange.run(firstRole.other, secondDB) }
+                } catch {
+                    exchange.fail(error, role: firstRole.other)
+                }
+                done.signal()
             }
+            do {
+                try exchange.run(firstRole, firstDB)
+            } catch {
+                exchange.fail(error, role: firstRole)
+                done.wait()
+                throw exchange.firstError ?? error
+            }
+            done.wait()
+            if let error = exchange.firstError { throw error }
+            return exchange.report!
         }
     }
 
-    /// The exchange itself, inside both files' write transactions.
-    static func exchange(_ dbA: Database, _ dbB: Database, dryRun: Bool, interval: Int) throws -> SyncReport {
-        var trace = Trace()
-        var indexA = try LogIndex.load(dbA)
-        var indexB = try LogIndex.load(dbB)
-        // A replica id both files use must name the same ops in both.
-        // The file with fewer of its ops knows the Lamport number of the last common one.
-        for (name, countA) in indexA.version.entries {
-            let countB = indexB.version[name]
-            let common = min(countA, countB)
-            guard common > 0 else { continue }
-            let lamport = (countA <= countB ? indexA.lamports[name] : indexB.lamports[name]) ?? 0
-            let id = OpID(replica: name, seq: common)
-            let inA = try op(id, lamport: lamport, dbA, index: indexA), inB = try op(id, lamport: lamport, dbB, index: indexB)
-            if inA == nil || inA != inB { throw StoreError.replicaClash(name) }
+    /// The work of a sync, split between two threads: `a` works on file A's database and `b`
+    /// on B's, each only on its own; they meet between steps to hand each other what they read.
+    /// A semaphore pair orders each hand-over. When one side fails, the other stops at its next
+    /// meeting and its transaction rolls back.
+    final class Exchange: @unchecked Sendable {
+        enum Role { case a, b; var other: Role { self == .a ? .b : .a } }
+        struct Failed: Error {}
+
+        let dryRun: Bool
+        let interval: Int
+        let secondFile: BoardFile
+        private let arrivedA = DispatchSemaphore(value: 0), arrivedB = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var errors: [(Role, Error)] = []
+        private static let meetings = 8
+
+        // Hand-overs: written by one side before a meeting, read by the other after it.
+        var indexA: LogIndex?, indexB: LogIndex?
+        var probesA: [Operation?] = [], probesB: [Operation?] = []
+        var toA: [Operation] = [], toB: [Operation] = []
+        var admittedA: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
+        var admittedB: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
+        var integration: Integration?
+        var report: SyncReport?
+
+        init(dryRun: Bool, interval: Int, secondFile: BoardFile) {
+            self.dryRun = dryRun
+            self.interval = interval
+            self.secondFile = secondFile
         }
-        let toA = try ops(missingFrom: indexA.version, otherLamports: indexA.lamports, dbB, index: indexB)
-        let toB = try ops(missingFrom: indexB.version, otherLamports: indexB.lamports, dbA, index: indexA)
-        trace.mark("read \(toA.count) + \(toB.count) missing ops")
-        let admittedA = try admit(toA, index: indexA)
-        let admittedB = try admit(toB, index: indexB)
-        trace.mark("admitted them")
-        let clock = admittedA.version
-        guard !admittedA.ops.isEmpty || !admittedB.ops.isEmpty else {
-            return SyncReport(intoA: 0, intoB: 0, conflicts: 0, clock: clock, dryRun: dryRun)
+
+        /// The error that stopped the sync: a real one before a side's `Failed`.
+        var firstError: Error? {
+            lock.lock(); defer { lock.unlock() }
+            return errors.first { !($0.1 is Failed) }?.1 ?? errors.first?.1
         }
-        // Everything before the earliest exchanged op is common to both files: replay from there once.
-        let earliest = [admittedA.ops.first, admittedB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
-        let integration = try integrate(admittedA.ops, earliest: earliest, version: admittedA.version,
-                                        lamports: admittedA.lamports, interval: interval, dbA, index: indexA)
-        trace.mark("replayed window of \(integration.timeline.ops.count) ops")
-        let conflicts = conflicts(in: integration.timeline, between: Set(toA.map(\.id)), and: Set(toB.map(\.id)))
-        trace.mark("found \(conflicts.count) conflicts")
-        if !dryRun {
-            try write(integration, fresh: admittedA.ops, dbA, index: &indexA)
-            trace.mark("wrote A")
-            try write(integration, fresh: admittedB.ops, dbB, index: &indexB)
-            trace.mark("wrote B")
+
+        func fail(_ error: Error, role: Role) {
+            lock.lock()
+            errors.append((role, error))
+            lock.unlock()
+            // Release the other side from every meeting still ahead of it.
+            for _ in 0..<Self.meetings { (role == .a ? arrivedA : arrivedB).signal() }
         }
-        return SyncReport(intoA: admittedA.ops.count, intoB: admittedB.ops.count, conflicts: conflicts.count,
-                          clock: clock, dryRun: dryRun)
+
+        /// Waits for the other side to reach the same point; throws if either side has failed.
+        private func meet(_ role: Role) throws {
+            if role == .a { arrivedA.signal(); arrivedB.wait() } else { arrivedB.signal(); arrivedA.wait() }
+            lock.lock(); defer { lock.unlock() }
+            if !errors.isEmpty { throw Failed() }
+        }
+
+        /// One side of the exchange, inside its file's write transaction.
+        func run(_ role: Role, _ db: Database) throws {
+            var trace = Trace()
+            var index = try LogIndex.load(db)
+            if role == .a { indexA = index } else { indexB = index }
+            try meet(role)                                                   // 1: both indexes
+            let (mine, theirs) = role == .a ? (indexA!, indexB!) : (indexB!, indexA!)
+            // A replica id both files use must name the same ops in both: each side looks up the
+            // last common op of each shared replica (the file with fewer of its ops knows its
+            // Lamport number), then both compare.
+            let shared = Self.sharedReplicas(indexA!, indexB!)
+            let probes = try shared.map { try op(OpID(replica: $0.name, seq: $0.common), lamport: $0.lamport, db, index: mine) }
+            if role == .a { probesA = probes } else { probesB = probes }
+            // The ops the other file lacks, read by key range from this one.
+            let lacking = try ops(missingFrom: theirs.version, otherLamports: theirs.lamports, db, index: mine)
+            if role == .a { toB = lacking } else { toA = lacking }
+            try meet(role)                                                   // 2: probes and missing ops
+            for (k, replica) in shared.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
+                throw StoreError.replicaClash(replica.name)
+            }
+            if role == .a { trace.mark("read \(toA.count) + \(toB.count) missing ops") }
+            let admitted = try admit(role == .a ? toA : toB, index: mine)
+            if role == .a { admittedA = admitted } else { admittedB = admitted }
+            try meet(role)                                                   // 3: both admitted
+            let (intoA, intoB) = (admittedA!, admittedB!)
+            if role == .a {
+                toA = []; toB = [] // the admitted copies are all that is needed from here on
+                trace.mark("admitted them")
+            }
+            guard !intoA.ops.isEmpty || !intoB.ops.isEmpty else { // nothing to exchange: both sides stop here
+                if role == .a { report = SyncReport(intoA: 0, intoB: 0, conflicts: 0, clock: intoA.version, dryRun: dryRun) }
+                return
+            }
+            if role == .a {
+                // Everything before the earliest exchanged op is common to both files: replay from
+                // there once, on A's log (before A's log changes) ...
+                let earliest = [intoA.ops.first, intoB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
+                integration = try integrate(intoA.ops, earliest: earliest, version: intoA.version, lamports: intoA.lamports,
+                                            interval: interval, db, index: index)
+                trace.mark("replayed window of \(integration!.timeline.ops.count) ops")
+            } else if !dryRun {
+                // ... while B takes in the ops it lacked.
+                try insert(intoB.ops, db, index: &index)
+            }
+            try meet(role)                                                   // 4: the replayed window
+            if !dryRun {
+                if role == .a { try insert(intoA.ops, db, index: &index) }
+                try writeDerived(integration!, db, index: &index)
+                trace.mark("wrote \(role == .a ? "A" : "B")")
+            }
+            if role == .b {
+                let conflicts = conflicts(in: integration!.timeline, between: Set(intoA.ops.map(\.id)), and: Set(intoB.ops.map(\.id)))
+                trace.mark("found \(conflicts.count) conflicts")
+                report = SyncReport(intoA: intoA.ops.count, intoB: intoB.ops.count, conflicts: conflicts.count,
+                                    clock: intoA.version, dryRun: dryRun)
+            }
+            try meet(role)                                                   // 5: both written; commit together
+        }
+
+        /// Each replica id both logs hold ops of, with the count they share and the Lamport
+        /// number of the last shared op.
+        static func sharedReplicas(_ a: LogIndex, _ b: LogIndex) -> [(name: String, common: Int, lamport: Int)] {
+            a.version.entries.compactMap { name, countA in
+                let countB = b.version[name]
+                let common = min(countA, countB)
+                guard common > 0 else { return nil }
+                return (name, common, (countA <= countB ? a.lamports[name] : b.lamports[name]) ?? 0)
+            }.sorted { $0.name < $1.name }
+        }
     }
 
     /// The device and inode of the file, to tell two paths to one file apart and to order locks.
