@@ -116,6 +116,31 @@ struct SyncTests {
         for file in ["a.magnets", "b.magnets", "c.magnets"] { #expect(run("check", "-b", file).status == 0) }
     }
 
+    @Test("syncs of one pair in opposite orders at the same moment neither deadlock nor fail, and converge")
+    func oppositeSyncsAtOnce() throws {
+        setUp()
+        for i in 0..<20 {
+            run("move", "M", "--to", "\(100 + i * 30),\(200 + i * 10)", "-b", i % 2 == 0 ? "a.magnets" : "b.magnets")
+        }
+        let dir = self.dir
+        let group = DispatchGroup()
+        let lock = NSLock()
+        nonisolated(unsafe) var statuses: [Int32] = []
+        for pair in [["a.magnets", "b.magnets"], ["b.magnets", "a.magnets"], ["a.magnets", "b.magnets"]] {
+            group.enter()
+            Thread.detachNewThread {
+                let result = WritersTests.run(["sync"] + pair, in: dir)
+                lock.lock(); statuses.append(result.status); lock.unlock()
+                group.leave()
+            }
+        }
+        group.wait()
+        #expect(statuses == [0, 0, 0])
+        let (magnetsA, magnetsB) = (show("a.magnets")["magnets"] as? NSArray, show("b.magnets")["magnets"] as? NSArray)
+        #expect(magnetsA?.count == 1 && magnetsA == magnetsB)
+        for file in ["a.magnets", "b.magnets"] { #expect(run("check", "-b", file).status == 0) }
+    }
+
     @Test("a dry run reports and changes nothing; a file with itself is a no-op")
     func dryRunAndSelf() throws {
         setUp()
