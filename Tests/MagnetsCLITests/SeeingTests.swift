@@ -280,6 +280,34 @@ struct SeeingTests {
         }
     }
 
+    @Test("the demo plays a two-person session with one conflict of each kind and leaves files that agree")
+    func demo() throws {
+        let result = run("demo", "--dir", "play")
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = result.stdout
+        for section in ["1. alice sets up", "2. offline", "3. before the sync", "4. magnets sync", "5. how the conflicts", "6. the history", "7. explore"] {
+            #expect(out.contains(section), "no '\(section)'")
+        }
+        #expect(out.components(separatedBy: "┌─ fridge").count - 1 == 3) // alice and bob before, the board after
+        #expect(out.contains("comes later and wins") && out.contains("was rejected (tray empty)") && out.contains("passed over it as full"))
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir + "/play").sorted()
+        #expect(files == ["alice.magnets", "board.svg", "bob.magnets"])
+        let shows = ["alice", "bob"].map { name -> NSDictionary? in
+            var shown = json(run("show", "--json", "-b", "play/\(name).magnets").stdout) as? [String: Any]
+            shown?["board"] = nil // names the file's own replica
+            return shown.map(NSDictionary.init)
+        }
+        #expect(shows[0] != nil && shows[0] == shows[1])
+        let conflicts = json(run("conflicts", "--json", "-b", "play/bob.magnets").stdout) as? [[String: Any]]
+        #expect(Set(conflicts?.compactMap { ($0["on"] as? String)?.split(separator: " ").first.map(String.init) } ?? [])
+                == ["magnet", "tile", "zone"])
+        for name in ["alice", "bob"] { #expect(run("check", "-b", "play/\(name).magnets").status == 0) }
+        // A folder with something in it is refused, untouched.
+        let again = run("demo", "--dir", "play")
+        #expect(again.status == 1 && again.stderr.hasPrefix("error: ") && again.stderr.contains("not empty"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/play").sorted() == files)
+    }
+
     @Test("render --timelapse is one self-contained page with a frame and a caption per op")
     func timelapse() throws {
         try session()

@@ -73,14 +73,28 @@ extension Magnets {
             let svg = folder + "/board.svg"
             try Render.write(SVGPicture.render(after), to: svg)
             say("\n7. explore the files it left:")
+            let tool = Demo.invocation
             for line in [
-                "magnets show -b \(alicePath)",
-                "magnets history -b \(bobPath) --format table",
-                "magnets history -b \(bobPath) --magnet alice-8",
-                "magnets conflicts -b \(alicePath) --json",
-                "magnets render --timelapse \(folder)/story.html -b \(alicePath)",
+                "\(tool) show -b \(alicePath)",
+                "\(tool) history -b \(bobPath) --format table",
+                "\(tool) history -b \(bobPath) --magnet alice-8",
+                "\(tool) conflicts -b \(alicePath) --json",
+                "\(tool) render --timelapse \(folder)/story.html -b \(alicePath)",
                 "open \(svg)   # the board as SVG",
             ] { print("  \(line)") }
+        }
+
+        /// How to run this binary again: `magnets` when that name on PATH is this very file (as
+        /// after an install), else its full path (as after `swift run`, which leaves it in .build).
+        static var invocation: String {
+            guard let me = Bundle.main.executableURL?.resolvingSymlinksInPath().path else { return "magnets" }
+            for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+                let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent("magnets")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) {
+                    return candidate.resolvingSymlinksInPath().path == me ? "magnets" : me
+                }
+            }
+            return me
         }
 
         /// The demo's folder: DIR if it is empty or new, else a fresh temporary one.
