@@ -36,6 +36,7 @@ struct Magnets: ParsableCommand {
         do {
             var command = command
             try command.run()
+            Output.finish()
         } catch let error as ValidationError {
             Output.fail(error.message, code: 64)
         } catch let error as ExitCode {

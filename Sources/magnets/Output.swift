@@ -4,6 +4,75 @@ import MagnetsStore
 
 /// Printing: results to stdout, errors as one `error: …` line on stderr.
 enum Output {
+    /// Stdout could not be written: a reader that went away (`| head`) ends the command quietly;
+    /// anything else (a full disk) is an error.
+    static func outputFailed() -> Never {
+        if errno == EPIPE { Foundation.exit(0) }
+        fail("cannot write the output: \(String(cString: strerror(errno)))", code: 1)
+    }
+
+    /// Flushes what `print` buffered; a failure is reported as above.
+    static func finish() {
+        if fflush(nil) != 0 { outputFailed() }
+    }
+
+    /// What a file written by `render` must already look like for magnets to replace it.
+    enum Picture {
+        case svg, html
+
+        var name: String { self == .svg ? "an SVG picture" : "an HTML page" }
+
+        func isOurs(_ head: String) -> Bool {
+            let text = head.drop { $0.isWhitespace }.lowercased()
+            switch self {
+            case .svg: return text.hasPrefix("<?xml") || text.hasPrefix("<svg")
+            case .html: return text.hasPrefix("<!doctype html") || text.hasPrefix("<html")
+            }
+        }
+    }
+
+    /// Writes `text` to `path` without ever destroying something else: a new file or an earlier
+    /// picture of the same kind is replaced atomically (through a symlink, its target); a device
+    /// or pipe (`/dev/stdout`) is written to directly; a folder or any other file — a board, a
+    /// bundle, a document — is refused, untouched. Returns `false` when it wrote to a device or
+    /// pipe (then nothing else should be printed there).
+    @discardableResult
+    static func writePicture(_ text: String, to path: String, as kind: Picture) throws -> Bool {
+        var info = stat()
+        let data = Data(text.utf8)
+        guard stat(path, &info) == 0 else {
+            guard errno == ENOENT else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+            try replace(path, with: data)
+            return true
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR:
+            throw StoreError.refused("\(path) is a folder")
+        case S_IFREG:
+            let head = (FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 256) }).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            guard info.st_size == 0 || kind.isOurs(head) else {
+                throw StoreError.refused("\(path) exists and is not \(kind.name) — magnets never overwrites other files; choose another name")
+            }
+            try replace(URL(fileURLWithPath: path).resolvingSymlinksInPath().path, with: data)
+            return true
+        default: // a terminal, a pipe, /dev/null
+            guard let handle = FileHandle(forWritingAtPath: path) else {
+                throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            defer { try? handle.close() }
+            do { try handle.write(contentsOf: data) } catch {
+                throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
+            }
+            return false
+        }
+    }
+
+    private static func replace(_ path: String, with data: Data) throws {
+        do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
     /// Prints `error: message` (and an optional hint line) to stderr and exits.
     static func fail(_ message: String, hint: String? = nil, code: Int32) -> Never {
         let firstLine = message.split(separator: "\n", omittingEmptySubsequences: false)

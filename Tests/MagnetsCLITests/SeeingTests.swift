@@ -308,6 +308,48 @@ struct SeeingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/play").sorted() == files)
     }
 
+    @Test("render never destroys another file: a board, a document or a folder is refused; its own earlier picture is replaced")
+    func renderTargets() throws {
+        try session()
+        let board = try Data(contentsOf: URL(fileURLWithPath: dir + "/a.magnets"))
+        for (target, words) in [("a.magnets", "not an SVG picture"), ("notes.txt", "not an SVG picture"), ("folder", "is a folder")] {
+            if target == "notes.txt" { try Data("keep me\n".utf8).write(to: URL(fileURLWithPath: dir + "/notes.txt")) }
+            if target == "folder" { try FileManager.default.createDirectory(atPath: dir + "/folder", withIntermediateDirectories: false) }
+            let result = run("render", "--svg", target, "-b", "a.magnets")
+            #expect(result.status == 1 && result.stderr.hasPrefix("error: ") && result.stderr.contains(words), "\(target): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/a.magnets")) == board)
+        #expect(try String(contentsOfFile: dir + "/notes.txt", encoding: .utf8) == "keep me\n")
+        let page = run("render", "--timelapse", "notes.txt", "-b", "a.magnets")
+        #expect(page.status == 1 && page.stderr.contains("not an HTML page"))
+        // Its own picture is replaced; through a link, the link's target is.
+        #expect(run("render", "--svg", "pic.svg", "--at", "3", "-b", "a.magnets").status == 0)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link.svg", withDestinationPath: "pic.svg")
+        #expect(run("render", "--svg", "link.svg", "-b", "a.magnets").stdout == "wrote link.svg\n")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/link.svg") == "pic.svg")
+        #expect(try String(contentsOfFile: dir + "/pic.svg", encoding: .utf8).contains("magnet-alice-9"))
+        #expect(run("render", "--svg", "missing/dir/x.svg", "-b", "a.magnets").status == 1)
+    }
+
+    @Test("a full disk on stdout or on a picture is an error, not a silent success",
+          .enabled(if: (try? FileManager.default.attributesOfItem(atPath: "/dev/full")[.type] as? FileAttributeType) == .typeCharacterSpecial))
+    func fullDisk() throws {
+        try session()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: SyncCrashTests.binary)
+        process.arguments = ["history", "--format", "ndjson", "-b", "a.magnets"]
+        process.currentDirectoryURL = URL(fileURLWithPath: dir)
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1 && message.hasPrefix("error: cannot write the output"))
+        let picture = run("render", "--svg", "/dev/full", "-b", "a.magnets")
+        #expect(picture.status == 1 && picture.stderr.hasPrefix("error: cannot write /dev/full"))
+    }
+
     @Test("render --timelapse is one self-contained page with a frame and a caption per op")
     func timelapse() throws {
         try session()

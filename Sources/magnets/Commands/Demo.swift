@@ -71,7 +71,7 @@ extension Magnets {
             try alice.history(limit: 8) { entry in print("  \(History.caption(entry))") }
 
             let svg = folder + "/board.svg"
-            try Render.write(SVGPicture.render(after), to: svg)
+            try Output.writePicture(SVGPicture.render(after), to: svg, as: .svg)
             say("\n7. explore the files it left:")
             let tool = Demo.invocation
             for line in [

@@ -121,7 +121,8 @@ struct BufferedOutput {
             var offset = 0
             while offset < raw.count {
                 let n = Foundation.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { Output.outputFailed() }
                 offset += n
             }
         }

@@ -55,8 +55,7 @@ extension Magnets {
             let file = try options.open()
             if let svg {
                 let board = try at.map { try file.board(after: $0).board } ?? file.current().board
-                try Self.write(SVGPicture.render(board), to: svg)
-                print("wrote \(svg)")
+                if try Output.writePicture(SVGPicture.render(board), to: svg, as: .svg) { print("wrote \(svg)") }
                 return
             }
             // Frames: each op applied in replay order through the one apply road.
@@ -67,13 +66,9 @@ extension Magnets {
                 _ = board.apply(entry.op)
                 frames.append(Timelapse.Frame(board: board, caption: History.caption(entry)))
             }
-            try Self.write(Timelapse.render(title: "\(file.current().board.name) — \(frames.count) ops", frames: frames), to: timelapse!)
-            print("wrote \(timelapse!) (\(frames.count) frames)")
-        }
-
-        static func write(_ text: String, to path: String) throws {
-            do { try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-                throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
+            if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(frames.count) ops", frames: frames),
+                                       to: timelapse!, as: .html) {
+                print("wrote \(timelapse!) (\(frames.count) frames)")
             }
         }
     }
