@@ -116,6 +116,8 @@ enum Output {
         if case .pulled(let id, _, _, let at)? = recorded.outcome.events.last, let magnet = recorded.board.magnets[id], magnet.center != at {
             sentence += "; \(id) now at \(magnet.center)"
         }
+        // Full zones are as if not there (R3); say so, or a drop onto one looks like a miss.
+        for zone in recorded.outcome.passedOver { sentence += "; passed over full zone '\(zone)'" }
         return sentence
     }
 }

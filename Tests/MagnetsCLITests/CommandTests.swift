@@ -159,6 +159,17 @@ struct CommandTests {
         #expect(check["ops"] as? Int == 18 && check["clean"] as? Bool == true)
     }
 
+    @Test("a drop onto a full zone says it passed over it")
+    func passedOver() throws {
+        #expect(run("init", "--replica", "main").status == 0)
+        run("tray", "add", "A", "--unlimited")
+        run("zone", "add", "slot", "--rect", "100,100,60,60")
+        #expect(run("pull", "A", "--to", "130,130").stdout == "main:4: pulled 'A' as main-4 at 130,130; captured by zone 'slot' at 130,130\n")
+        #expect(run("pull", "A", "--to", "125,125").stdout == "main:5: pulled 'A' as main-5 at 125,125; passed over full zone 'slot'\n")
+        #expect(run("pull", "A", "--to", "500,500").stdout == "main:6: pulled 'A' as main-6 at 500,500\n")
+        #expect(run("move", "main-6", "--path", "130,130 130,400").stdout == "main:7: main-6 now at 130,400; passed over full zone 'slot'\n")
+    }
+
     @Test("clone makes a copy under a new replica id that writes its own ops")
     func clone() throws {
         prepared()
