@@ -127,6 +127,19 @@ extension BoardFile {
         public var events: [Event]
     }
 
+    /// `true` when the log holds the pull that made this magnet (whether it is still on the
+    /// board or was returned since).
+    ///
+    /// - Complexity: O(n) in the log's length (ops are keyed by Lamport number, not seq).
+    public func hasPulled(_ magnet: MagnetID) throws -> Bool {
+        try read { db in
+            let index = try LogIndex.load(db)
+            guard let replica = index.replicaIDs[magnet.replica], index.version[magnet.replica] >= magnet.seq else { return false }
+            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM op WHERE seq = ? AND (id & 65535) = ? AND kind = 8)",
+                                     arguments: [magnet.seq, replica]) ?? false
+        }
+    }
+
     /// Streams the history in replay order: every op with its events. `limit` keeps the last
     /// `limit` ops; `magnet` keeps the ops that touched that magnet (pulled, moved, returned it,
     /// or freed or re-clamped it).

@@ -23,7 +23,9 @@ extension Magnets {
             let file = try options.open()
             var magnetID: MagnetID?
             if let magnet {
-                if let id = MagnetID(magnet) { magnetID = id } else {
+                // An id names a magnet even after it was returned, as long as some op pulled it;
+                // anything else is looked up as commands do (id, letter, prefix).
+                if let id = MagnetID(magnet), try file.hasPulled(id) { magnetID = id } else {
                     magnetID = try file.current().board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get()
                 }
             }
