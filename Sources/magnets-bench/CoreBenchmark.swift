@@ -6,7 +6,7 @@ import MagnetsCore
 /// road — as a plain fold, and through `Timeline` (outcomes kept, checkpoints taken).
 enum CoreBenchmark {
     static func generate(_ count: Int) -> [MagnetsCore.Operation] {
-        var rng = Workloads.Random(state: 2024)
+        var rng = SeededRandom(seed: 2024)
         var ops: [MagnetsCore.Operation] = []
         ops.reserveCapacity(count)
         var board = Board()

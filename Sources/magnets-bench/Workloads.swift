@@ -5,17 +5,6 @@ import MagnetsStore
 /// Board files for the store and sync benchmarks, built through the public roads: `record` for
 /// the setup, bundles (`importOps`) for bulk ops.
 enum Workloads {
-    /// A deterministic generator (SplitMix64).
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Writes a bundle of `ops` for `board` (the documented bundle format).
     static func writeBundle(_ ops: [MagnetsCore.Operation], board: String, to path: String) throws {
@@ -42,7 +31,7 @@ enum Workloads {
     /// replica `base`.
     static func base(at path: String, magnets: Int, zones: Int, boundaries: Int, scratch: String) throws -> BoardFile {
         let file = try BoardFile.create(path, name: "bench", size: Size(width: 1000, height: 700), replica: "base", author: "base")
-        var rng = Random(state: 7)
+        var rng = SeededRandom(seed: 7)
         var ops: [MagnetsCore.Operation] = []
         var seq = 1
         func add(_ payload: Payload) {
@@ -75,7 +64,7 @@ enum Workloads {
     static func moves(_ count: Int, replica: String, on file: BoardFile, seed: UInt64) throws -> [MagnetsCore.Operation] {
         let now = try file.current()
         let ids = now.board.sortedMagnets.map(\.id)
-        var rng = Random(state: seed)
+        var rng = SeededRandom(seed: seed)
         var context = now.clock
         context[replica] = 0
         let firstSeq = now.clock[replica] + 1

@@ -13,24 +13,13 @@ import MagnetsStore
 // Before each input, the input is saved to $MAGNETS_FUZZ_DIR/last-* (default /tmp), so a crash
 // leaves the input that caused it behind.
 
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 2, let count = Int(arguments[1]), ["bundles", "files"].contains(arguments[0]) else {
     print("usage: magnets-fuzz (bundles|files) COUNT [SEED]")
     exit(64)
 }
 let seed = arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1
-var rng = SplitMix(state: seed)
+var rng = SeededRandom(seed: seed)
 let scratch = ProcessInfo.processInfo.environment["MAGNETS_FUZZ_DIR"] ?? FileManager.default.temporaryDirectory.path
 let work = scratch + "/magnets-fuzz-\(getpid())"
 try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)

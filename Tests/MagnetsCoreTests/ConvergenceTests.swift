@@ -1,18 +1,6 @@
 import Testing
 import MagnetsCore
 
-/// A seeded generator (SplitMix64), so every schedule reproduces from its number.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// One replica: its own timeline, making ops against what it has seen.
 struct Replica {
     let name: String
@@ -25,7 +13,7 @@ struct Replica {
     }
 
     /// A random op of any kind, valid against this replica's current board.
-    mutating func makeOp(_ rng: inout SplitMix) throws {
+    mutating func makeOp(_ rng: inout SeededRandom) throws {
         let board = timeline.board
         let magnets = board.sortedMagnets.map(\.id)
         func point() -> Point { Point(x: Double(Int.random(in: -50...1050, using: &rng)), y: Double(Int.random(in: -50...750, using: &rng))) }
@@ -67,7 +55,7 @@ struct Replica {
 
 @Suite("Merging converges")
 struct ConvergenceTests {
-    static func create(_ rng: inout SplitMix) -> Operation {
+    static func create(_ rng: inout SeededRandom) -> Operation {
         Operation(id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(), author: "alice", time: 0,
                   payload: .createBoard(name: "b", size: Size(width: 1000, height: 700)))
     }
@@ -75,7 +63,7 @@ struct ConvergenceTests {
     /// Runs one schedule: three replicas edit and exchange ops in random orders, with duplicates
     /// and partial syncs; at the end everyone has everything.
     static func schedule(_ seed: UInt64) throws -> [Replica] {
-        var rng = SplitMix(state: seed)
+        var rng = SeededRandom(seed: seed)
         let interval = [3, 7, 4096].randomElement(using: &rng)!
         var replicas = ["alice", "bob", "carol"].map { Replica(name: $0, interval: interval) }
         // alice creates the board and stocks the tray; the others start from it.
@@ -144,7 +132,7 @@ struct ConvergenceTests {
 
     @Test("an op arriving out of order replays only from the checkpoint before its place")
     func replayFromCheckpoint() throws {
-        var rng = SplitMix(state: 9)
+        var rng = SeededRandom(seed: 9)
         var replicas = [Replica(name: "alice", interval: 5), Replica(name: "bob", interval: 5)]
         try replicas[0].timeline.insert([Self.create(&rng)])
         try replicas[1].timeline.insert(replicas[0].timeline.ops)
