@@ -61,19 +61,27 @@ extension BoardFile {
         var timeline = Timeline(checkpointInterval: interval)
         timeline.replayHeld(ops)
         var stored: [Int64: [UInt8]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT op, events FROM outcome") {
-            stored[try row.decode(atIndex: 0)] = ((try row.decode(atIndex: 1)) as Data?).map { [UInt8]($0) } ?? []
+        var previous = Int64.min
+        for row in try Row.fetchAll(db, sql: "SELECT first, entries FROM outcome_page ORDER BY first") {
+            let first: Int64 = try row.decode(atIndex: 0)
+            guard let blob = (try? row.decode(atIndex: 1)) as Data?, let entries = try? OutcomePages.decode(first: first, [UInt8](blob)) else {
+                note("the outcome page at op key \(first) is unreadable")
+                continue
+            }
+            if first <= previous { note("the outcome page at op key \(first) overlaps the one before") }
+            for entry in entries { stored[entry.key] = entry.events }
+            previous = entries.last!.key
         }
         var expected: [Int64: [UInt8]] = [:]
         for (op, outcome) in zip(timeline.ops, timeline.outcomes) {
-            guard let text = OpCoding.storedEvents(for: op, outcome.events) else { continue }
-            expected[OpKey.make(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db))] = text
+            guard let bytes = OpCoding.storedEvents(for: op, outcome.events, labels: &index.labels) else { continue }
+            expected[OpKey.make(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db))] = bytes
         }
-        for (id, text) in expected where stored[id] != text {
+        for (id, bytes) in expected where stored[id] != bytes {
             note("the outcome of the op with Lamport number \(OpKey.lamport(id)) of replica \(index.replicaNames[OpKey.replica(id)] ?? "?") differs from its replay")
         }
         for id in stored.keys where expected[id] == nil {
-            note("outcome row \(id) belongs to no op or should be plain")
+            note("the stored outcome at op key \(id) belongs to no op or should be plain")
         }
         var storedCheckpoints: [Int: Row] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT position, lamport, replica, clock, board FROM checkpoint") {
@@ -119,11 +127,13 @@ extension BoardFile {
                 index.lamports[name] = lamports[name]
                 index.dirtyReplicas.insert(name)
             }
-            try index.saveReplicas(db)
-            try db.execute(sql: "DELETE FROM outcome")
-            for (id, bytes) in expected {
-                try db.execute(sql: "INSERT INTO outcome (op, events) VALUES (?, ?)", arguments: [id, Data(bytes)])
+            try index.save(db)
+            try db.execute(sql: "DELETE FROM outcome_page")
+            var pages = try OutcomePages.Writer(keepingBefore: 0, db)
+            for (key, events) in expected.sorted(by: { $0.key < $1.key }) {
+                try pages.add(OutcomePages.Entry(key: key, events: events), db)
             }
+            try pages.finish(db)
             try db.execute(sql: "DELETE FROM checkpoint")
             for checkpoint in expectedCheckpoints {
                 try saveCheckpoint(checkpoint, clock: clocks[checkpoint.position] ?? VectorClock(), db)

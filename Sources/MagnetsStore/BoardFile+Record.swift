@@ -40,20 +40,19 @@ extension BoardFile {
                 try BoardFile.saveCheckpoint(Timeline.Checkpoint(position: count + 1, board: next, after: OrderKey(op)),
                                              clock: index.version, db)
             }
-            try index.saveReplicas(db)
+            try index.save(db)
             return Recorded(op: op, outcome: outcome, board: next)
         }
     }
 
-    /// Writes an op and its outcome (only when not plain) to the log.
+    /// Writes an op, the last in replay order, and its outcome (only when not plain) to the log.
     static func append(_ op: Operation, _ outcome: Outcome, _ db: Database, index: inout LogIndex) throws {
         try OpCoding.insert(op, into: db, index: &index)
-        if let bytes = OpCoding.storedEvents(for: op, outcome.events) {
-            let local = OpKey.make(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db))
-            let statement = try FastStatement(db, "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)")
-            statement.bind(1, local)
-            statement.bind(2, bytes)
-            try statement.step(db)
+        if let bytes = OpCoding.storedEvents(for: op, outcome.events, labels: &index.labels) {
+            let key = OpKey.make(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db))
+            var pages = try OutcomePages.Writer(keepingBefore: Int64.max, db)
+            try pages.add(OutcomePages.Entry(key: key, events: bytes), db)
+            try pages.finish(db)
         }
         index.advance(with: op)
     }

@@ -84,11 +84,9 @@ extension BoardFile {
     /// the log is (ops sharing a Lamport number are gathered and sorted by replica id).
     static func forEachOp(after key: OrderKey?, withOutcomes: Bool = true, _ db: Database, index: LogIndex,
                           _ body: (Operation, [UInt8]?) throws -> Bool) throws {
-        let outcomeColumn = withOutcomes ? "(SELECT events FROM outcome WHERE outcome.op = op.id)" : "NULL"
-        let cursor = try Row.fetchCursor(db, sql: """
-            SELECT \(OpCoding.selectColumns), \(outcomeColumn)
-            FROM op WHERE id >= ? ORDER BY id
-            """, arguments: [OpKey.first(lamport: key?.lamport ?? 0)])
+        let from = OpKey.first(lamport: key?.lamport ?? 0)
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ? ORDER BY id", arguments: [from])
+        var outcomes = withOutcomes ? try OutcomePages.Reader(from: from, db) : nil
         var group: [(Operation, [UInt8]?)] = []
         var groupLamport = -1
         func flush() throws -> Bool {
@@ -106,7 +104,7 @@ extension BoardFile {
                 if try !flush() { return }
                 groupLamport = op.lamport
             }
-            group.append((op, ((try row.decode(atIndex: 10)) as Data?).map { [UInt8]($0) }))
+            group.append((op, try outcomes?.events(for: try row.decode(atIndex: 0), db)))
         }
         _ = try flush()
     }
@@ -135,7 +133,7 @@ extension BoardFile {
         try read { db in
             let index = try LogIndex.load(db)
             guard let replica = index.replicaIDs[magnet.replica], index.version[magnet.replica] >= magnet.seq else { return false }
-            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM op WHERE seq = ? AND (id & 65535) = ? AND kind = 8)",
+            return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM op WHERE seq = ? AND (id & 65535) = ? AND kind = 1)",
                                      arguments: [magnet.seq, replica]) ?? false
         }
     }
@@ -155,7 +153,7 @@ extension BoardFile {
             try BoardFile.forEachOp(after: nil, db, index: index) { op, stored in
                 position += 1
                 if position <= skip { return true }
-                let events = try OpCoding.events(for: op, stored: stored)
+                let events = try OpCoding.events(for: op, stored: stored, labels: index.labels)
                 let entry = HistoryEntry(position: position, op: op, events: events)
                 if let magnet {
                     guard BoardFile.touches(entry, magnet) else { return true }

@@ -22,7 +22,7 @@ public final class BoardFile {
     public let replica: String
 
     /// The format version of files this program writes (`meta.format`).
-    public static let formatVersion = 1
+    public static let formatVersion = 2
     /// How many ops apart the stored checkpoints are, unless a file says otherwise
     /// (`meta.checkpoint_interval`, fixed when the board is created and shared by its copies).
     public static let defaultCheckpointInterval = 16_384
@@ -48,10 +48,23 @@ public final class BoardFile {
         for migration in EmbeddedMigrations.all {
             migrator.registerMigration(migration.name) { db in
                 try db.execute(sql: migration.sql)
+                try afterMigration[migration.name]?(db)
             }
         }
         return migrator
     }
+
+    /// What a migration needs done in Swift after its SQL, in the same transaction.
+    static let afterMigration: [String: @Sendable (Database) throws -> Void] = [
+        // Outcomes now live in pages with their own coding: rebuild them (and every other
+        // derived table) by replaying the log of a board that has one.
+        "0002_dense_log": { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM board)") ?? false else { return }
+            let interval = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'checkpoint_interval'")
+                .flatMap(Int.init) ?? defaultCheckpointInterval
+            _ = try verify(db, repair: true, interval: max(1, interval))
+        },
+    ]
 
     /// The names of the migrations this program knows, in order.
     public static var knownMigrations: [String] { EmbeddedMigrations.all.map(\.name) }

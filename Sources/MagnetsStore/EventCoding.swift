@@ -1,19 +1,22 @@
 import MagnetsCore
 
-/// Outcome events in `outcome.events`: a compact binary form, relative to the op they belong to.
+/// The events of one outcome (an entry of an outcome page): a compact binary form, relative to
+/// the op they belong to.
 ///
 /// Each event is a tag byte, then its fields. A magnet id is one byte when it is the op's own
 /// magnet (the one it moves, returns or pulls), else its replica and seq. A point is one byte when
 /// it equals the op's target or the previous point of the outcome, else two numbers; a number
-/// that is a whole value is a zigzag varint, anything else 8 IEEE bytes. Cheap to write and to
-/// compare — a sync rewrites thousands of outcomes — and small on disk. Reading checks every
-/// length, so a damaged row is an error, never a crash.
+/// that is a whole value is a zigzag varint, anything else 8 IEEE bytes. A zone or boundary is its
+/// number in `label`. The commonest event, the op's own magnet moved to the point the event before
+/// ended at (after a contact or a capture), is one byte. Cheap to write and to compare, and small
+/// on disk. Reading checks every length, so damaged bytes are an error, never a crash.
 enum EventCoding {
     // MARK: - Writing
 
-    static func encode(_ events: [Event], for op: Operation) -> [UInt8] {
-        var writer = Writer(own: ownMagnet(of: op), target: target(of: op))
+    static func encode(_ events: [Event], for op: Operation, labels: inout Labels) -> [UInt8] {
+        var writer = Writer(own: ownMagnet(of: op), target: target(of: op), labels: labels)
         for event in events { writer.write(event) }
+        labels = writer.labels
         return writer.out
     }
 
@@ -35,13 +38,17 @@ enum EventCoding {
         let own: MagnetID?
         let target: Point?
         var last: Point?
+        var labels: Labels
         var out: [UInt8] = []
 
-        init(own: MagnetID?, target: Point?) {
+        init(own: MagnetID?, target: Point?, labels: Labels) {
             self.own = own
             self.target = target
+            self.labels = labels
             out.reserveCapacity(16)
         }
+
+        mutating func label(_ name: String) { varint(UInt64(labels.id(name))) }
 
         mutating func byte(_ b: UInt8) { out.append(b) }
         mutating func varint(_ v: UInt64) {
@@ -82,16 +89,17 @@ enum EventCoding {
             case .resized(let size): byte(2); number(size.width); number(size.height)
             case .constrained(let m, let p): byte(3); magnet(m); point(p)
             case .stocked(let l, let c, let r): byte(4); string(l); string(c); count(r)
-            case .zoneAdded(let z): byte(5); string(z)
-            case .zoneRemoved(let z): byte(6); string(z)
-            case .boundaryAdded(let b): byte(7); string(b)
-            case .boundaryRemoved(let b): byte(8); string(b)
+            case .zoneAdded(let z): byte(5); label(z)
+            case .zoneRemoved(let z): byte(6); label(z)
+            case .boundaryAdded(let b): byte(7); label(b)
+            case .boundaryRemoved(let b): byte(8); label(b)
             case .pulled(let m, let l, let c, let p): byte(9); magnet(m); string(l); string(c); point(p)
+            case .moved(let m, let p) where m == own && p == last: byte(17)
             case .moved(let m, let p): byte(10); magnet(m); point(p)
-            case .contact(let b, let p): byte(11); string(b); point(p)
-            case .capture(let z, let p): byte(12); string(z); point(p)
-            case .recapture(let z, let p): byte(13); string(z); point(p)
-            case .escape(let m, let z, let p): byte(14); magnet(m); string(z); point(p)
+            case .contact(let b, let p): byte(11); label(b); point(p)
+            case .capture(let z, let p): byte(12); label(z); point(p)
+            case .recapture(let z, let p): byte(13); label(z); point(p)
+            case .escape(let m, let z, let p): byte(14); magnet(m); label(z); point(p)
             case .returned(let m, let l, let c): byte(15); magnet(m); string(l); string(c)
             case .rejected(let reason): byte(16); string(reason)
             }
@@ -102,8 +110,8 @@ enum EventCoding {
 
     struct Damaged: Error {}
 
-    static func decode(_ bytes: [UInt8], for op: Operation) throws -> [Event] {
-        var reader = Reader(bytes: bytes, own: ownMagnet(of: op), target: target(of: op))
+    static func decode(_ bytes: [UInt8], for op: Operation, labels: Labels) throws -> [Event] {
+        var reader = Reader(bytes: bytes, own: ownMagnet(of: op), target: target(of: op), labels: labels.names)
         var events: [Event] = []
         while !reader.atEnd { events.append(try reader.event()) }
         return events
@@ -113,13 +121,21 @@ enum EventCoding {
         let bytes: [UInt8]
         let own: MagnetID?
         let target: Point?
+        let labels: [Int64: String]
         var last: Point?
         var i = 0
 
-        init(bytes: [UInt8], own: MagnetID?, target: Point?) {
+        init(bytes: [UInt8], own: MagnetID?, target: Point?, labels: [Int64: String]) {
             self.bytes = bytes
             self.own = own
             self.target = target
+            self.labels = labels
+        }
+
+        mutating func label() throws -> String {
+            let id = try varint()
+            guard id <= UInt64(Int64.max), let name = labels[Int64(id)] else { throw Damaged() }
+            return name
         }
 
         var atEnd: Bool { i >= bytes.count }
@@ -195,18 +211,21 @@ enum EventCoding {
             case 2: return .resized(try size())
             case 3: return .constrained(magnet: try magnet(), at: try point())
             case 4: return .stocked(letter: try string(), color: try string(), remaining: try count())
-            case 5: return .zoneAdded(try string())
-            case 6: return .zoneRemoved(try string())
-            case 7: return .boundaryAdded(try string())
-            case 8: return .boundaryRemoved(try string())
+            case 5: return .zoneAdded(try label())
+            case 6: return .zoneRemoved(try label())
+            case 7: return .boundaryAdded(try label())
+            case 8: return .boundaryRemoved(try label())
             case 9: return .pulled(magnet: try magnet(), letter: try string(), color: try string(), at: try point())
             case 10: return .moved(magnet: try magnet(), to: try point())
-            case 11: return .contact(boundary: try string(), at: try point())
-            case 12: return .capture(zone: try string(), at: try point())
-            case 13: return .recapture(zone: try string(), at: try point())
-            case 14: return .escape(magnet: try magnet(), zone: try string(), at: try point())
+            case 11: return .contact(boundary: try label(), at: try point())
+            case 12: return .capture(zone: try label(), at: try point())
+            case 13: return .recapture(zone: try label(), at: try point())
+            case 14: return .escape(magnet: try magnet(), zone: try label(), at: try point())
             case 15: return .returned(magnet: try magnet(), letter: try string(), color: try string())
             case 16: return .rejected(reason: try string())
+            case 17:
+                guard let own, let last else { throw Damaged() }
+                return .moved(magnet: own, to: last)
             default: throw Damaged()
             }
         }

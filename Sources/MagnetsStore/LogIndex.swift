@@ -2,8 +2,19 @@ import GRDB
 import MagnetsCore
 
 /// The small dictionaries of the log — replicas (with the version vector and Lamport numbers),
-/// authors and op contexts — loaded once per transaction and extended as ops are written.
+/// authors, op contexts, the runs of ops that share them, and the labels outcomes use — loaded
+/// once per transaction and extended as ops are written.
 struct LogIndex {
+    /// Consecutive ops of one replica that share a context and an author (`op_run`).
+    struct Run: Equatable {
+        var firstSeq: Int
+        var context: Int64
+        var author: Int64
+    }
+    /// Each replica's runs (by its local number), `firstSeq` increasing.
+    var runs: [Int64: [Run]] = [:]
+    /// Zone and boundary names as outcome pages refer to them.
+    var labels = Labels()
     var replicaIDs: [String: Int64] = [:]
     var replicaNames: [Int64: String] = [:]
     var version = VectorClock()
@@ -40,7 +51,44 @@ struct LogIndex {
             index.contextIDs[text] = id
             index.contexts[id] = clock
         }
+        for row in try Row.fetchAll(db, sql: "SELECT replica, first_seq, context, author FROM op_run ORDER BY replica, first_seq") {
+            let replica: Int64 = try row.decode(atIndex: 0)
+            index.runs[replica, default: []].append(Run(firstSeq: try row.decode(atIndex: 1), context: try row.decode(atIndex: 2),
+                                                        author: try row.decode(atIndex: 3)))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT id, name FROM label") {
+            let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)
+            index.labels.ids[name] = id
+            index.labels.names[id] = name
+        }
         return index
+    }
+
+    /// The run op (replica, seq) belongs to: the one with the largest first seq ≤ seq.
+    func run(replica: Int64, seq: Int) -> Run? {
+        guard let list = runs[replica], !list.isEmpty else { return nil }
+        if let last = list.last, last.firstSeq <= seq { return last } // the common case: the latest run
+        var low = 0, high = list.count - 1 // the answer is in low..<high, or none
+        guard list[0].firstSeq <= seq else { return nil }
+        while high - low > 1 {
+            let mid = (low + high) / 2
+            if list[mid].firstSeq <= seq { low = mid } else { high = mid }
+        }
+        return list[low]
+    }
+
+    /// Notes that op (replica, seq) — the replica's next — has this context and author: a new
+    /// run starts unless they are those of the replica's latest run.
+    mutating func extendRun(replica: Int64, seq: Int, context: Int64, author: Int64, _ db: Database) throws {
+        if let last = runs[replica]?.last, last.context == context, last.author == author, last.firstSeq <= seq { return }
+        let run = Run(firstSeq: seq, context: context, author: author)
+        let statement = try FastStatement(db, "INSERT INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)")
+        statement.bind(1, replica)
+        statement.bind(2, seq)
+        statement.bind(3, context)
+        statement.bind(4, author)
+        try statement.step(db)
+        runs[replica, default: []].append(run)
     }
 
     mutating func replicaID(_ name: String, _ db: Database) throws -> Int64 {
@@ -88,12 +136,34 @@ struct LogIndex {
         dirtyReplicas.insert(op.id.replica)
     }
 
-    /// Writes the changed version-vector entries back.
-    mutating func saveReplicas(_ db: Database) throws {
+    /// Writes the changed version-vector entries and the new labels back.
+    mutating func save(_ db: Database) throws {
         for name in dirtyReplicas {
             try db.execute(sql: "UPDATE replica SET seq = ?, lamport = ? WHERE name = ?",
                            arguments: [version[name], lamports[name] ?? 0, name])
         }
         dirtyReplicas.removeAll()
+        for (id, name) in labels.fresh {
+            try db.execute(sql: "INSERT INTO label (id, name) VALUES (?, ?)", arguments: [id, name])
+        }
+        labels.fresh.removeAll()
+    }
+}
+
+/// Zone and boundary names by number (`label`), so an outcome names one in a byte or two.
+/// New names get the next number; `LogIndex.save` writes them.
+struct Labels {
+    var ids: [String: Int64] = [:]
+    var names: [Int64: String] = [:]
+    /// Numbered since loading, not yet written.
+    var fresh: [(Int64, String)] = []
+
+    mutating func id(_ name: String) -> Int64 {
+        if let id = ids[name] { return id }
+        let id = (names.keys.max() ?? 0) + 1
+        ids[name] = id
+        names[id] = name
+        fresh.append((id, name))
+        return id
     }
 }

@@ -4,41 +4,43 @@ import MagnetsCore
 /// Ops to and from rows of `op`. A move or pull to one point keeps its point in `x`, `y` and
 /// needs no JSON; every other payload field goes into `data`.
 enum OpCoding {
+    /// The kind codes of `op.kind` (Migrations/0002): the commonest ops have the smallest.
     static func code(_ kind: Payload.Kind) -> Int {
         switch kind {
-        case .createBoard: return 1
-        case .resize: return 2
-        case .trayAdd: return 3
-        case .zoneAdd: return 4
-        case .zoneRemove: return 5
-        case .boundaryAdd: return 6
-        case .boundaryRemove: return 7
-        case .pull: return 8
-        case .move: return 9
-        case .returnMagnet: return 10
+        case .move: return 0
+        case .pull: return 1
+        case .returnMagnet: return 2
+        case .createBoard: return 3
+        case .resize: return 4
+        case .trayAdd: return 5
+        case .zoneAdd: return 6
+        case .zoneRemove: return 7
+        case .boundaryAdd: return 8
+        case .boundaryRemove: return 9
         }
     }
 
     static func kind(_ code: Int) -> Payload.Kind? {
         switch code {
-        case 1: return .createBoard
-        case 2: return .resize
-        case 3: return .trayAdd
-        case 4: return .zoneAdd
-        case 5: return .zoneRemove
-        case 6: return .boundaryAdd
-        case 7: return .boundaryRemove
-        case 8: return .pull
-        case 9: return .move
-        case 10: return .returnMagnet
+        case 0: return .move
+        case 1: return .pull
+        case 2: return .returnMagnet
+        case 3: return .createBoard
+        case 4: return .resize
+        case 5: return .trayAdd
+        case 6: return .zoneAdd
+        case 7: return .zoneRemove
+        case 8: return .boundaryAdd
+        case 9: return .boundaryRemove
         default: return nil
         }
     }
 
-    static let insertSQL = "INSERT INTO op (id, seq, context, author, time, kind, magnet, x, y, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    static let selectColumns = "id, seq, context, author, time, kind, magnet, x, y, data"
+    static let insertSQL = "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    static let selectColumns = "id, seq, time, kind, magnet, x, y, data"
 
-    /// Appends `op` to the log table (the caller keeps the replica row up to date).
+    /// Appends `op` to the log table, its context and author to its replica's run (the caller
+    /// keeps the replica row up to date).
     static func insert(_ op: Operation, into db: Database, index: inout LogIndex, using prepared: FastStatement? = nil) throws {
         let replicaID = try index.replicaID(op.id.replica, db)
         guard op.lamport <= OpKey.maxLamport, replicaID <= OpKey.maxReplicas else {
@@ -46,6 +48,7 @@ enum OpCoding {
         }
         let contextID = try index.contextID(op.context, db)
         let authorID = try index.authorID(op.author, db)
+        try index.extendRun(replica: replicaID, seq: op.id.seq, context: contextID, author: authorID, db)
         var magnet: Int64?
         var x: Double?, y: Double?
         var data: String?
@@ -71,14 +74,12 @@ enum OpCoding {
         let statement = try prepared ?? FastStatement(db, insertSQL)
         statement.bind(1, OpKey.make(lamport: op.lamport, replica: replicaID))
         statement.bind(2, op.id.seq)
-        statement.bind(3, contextID)
-        statement.bind(4, authorID)
-        statement.bind(5, op.time)
-        statement.bind(6, code(op.kind))
-        statement.bind(7, magnet)
-        statement.bind(8, x)
-        statement.bind(9, y)
-        statement.bind(10, data)
+        statement.bind(3, op.time)
+        statement.bind(4, code(op.kind))
+        statement.bind(5, magnet)
+        statement.bind(6, x)
+        statement.bind(7, y)
+        statement.bind(8, data)
         try statement.step(db)
     }
 
@@ -93,29 +94,29 @@ enum OpCoding {
         guard id.seq >= 1 else { throw StoreError.invalidOp("op \(id) has a seq below 1") }
         let lamport = OpKey.lamport(key)
         guard lamport >= 1 else { throw StoreError.invalidOp("op \(id) has a Lamport number below 1") }
-        let contextID: Int64 = try row.decode(atIndex: 2), authorID: Int64 = try row.decode(atIndex: 3)
-        guard let context = index.contexts[contextID], let author = index.authorNames[authorID] else {
+        guard let run = index.run(replica: OpKey.replica(key), seq: seq),
+              let context = index.contexts[run.context], let author = index.authorNames[run.author] else {
             throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
         }
-        let time: Int64 = try row.decode(atIndex: 4)
+        let time: Int64 = try row.decode(atIndex: 2)
         guard (-9_000_000_000_000_000...9_000_000_000_000_000).contains(time) else {
             throw StoreError.invalidOp("op \(id) has a time out of range")
         }
-        let kindCode: Int = try row.decode(atIndex: 5)
+        let kindCode: Int = try row.decode(atIndex: 3)
         guard let kind = kind(kindCode) else { throw StoreError.invalidOp("op \(id) has unknown kind \(kindCode)") }
         func magnetID() throws -> MagnetID {
-            guard let local: Int64 = try row.decode(atIndex: 6), let name = index.replicaNames[LocalID.replica(local)] else {
+            guard let local: Int64 = try row.decode(atIndex: 4), let name = index.replicaNames[LocalID.replica(local)] else {
                 throw StoreError.invalidOp("op \(id) names no magnet")
             }
             return MagnetID(replica: name, seq: LocalID.seq(local))
         }
-        let x: Double? = try row.decode(atIndex: 7), y: Double? = try row.decode(atIndex: 8)
+        let x: Double? = try row.decode(atIndex: 5), y: Double? = try row.decode(atIndex: 6)
         func point() -> Point? {
             guard let x, let y else { return nil }
             return Point(x: x, y: y)
         }
         func data() throws -> JSONValue {
-            guard let text: String = try row.decode(atIndex: 9) else { return .object([]) }
+            guard let text: String = try row.decode(atIndex: 7) else { return .object([]) }
             do { return try JSONParser.parse(text) } catch {
                 throw StoreError.invalidOp("op \(id) has unreadable data: \(error)")
             }
@@ -190,17 +191,17 @@ enum OpCoding {
 
     /// The bytes stored in `outcome.events` (see `EventCoding`), or `nil` when the events are
     /// the plain ones.
-    static func storedEvents(for op: Operation, _ events: [Event]) -> [UInt8]? {
-        isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op)
+    static func storedEvents(for op: Operation, _ events: [Event], labels: inout Labels) -> [UInt8]? {
+        isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op, labels: &labels)
     }
 
     /// The events of an op from its stored bytes (or the plain ones when nothing is stored).
-    static func events(for op: Operation, stored: [UInt8]?) throws -> [Event] {
+    static func events(for op: Operation, stored: [UInt8]?, labels: Labels) throws -> [Event] {
         guard let stored else {
             guard let plain = plainEvents(for: op) else { throw StoreError.mismatch("op \(op.id) has no outcome") }
             return plain
         }
-        do { return try EventCoding.decode(stored, for: op) } catch {
+        do { return try EventCoding.decode(stored, for: op, labels: labels) } catch {
             throw StoreError.mismatch("op \(op.id) has an unreadable outcome")
         }
     }

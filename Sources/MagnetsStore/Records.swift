@@ -19,11 +19,12 @@ struct OpKey {
     static func first(lamport: Int) -> Int64 { Int64(lamport) << 16 }
 }
 
-/// Magnets in the file: (the pulling op's replica's local number << 32) | its seq.
+/// Magnets in the file: (the pulling op's seq << 16) | its replica's local number — small
+/// numbers for a replica's first magnets, which SQLite stores in few bytes.
 struct LocalID {
-    static func make(replica: Int64, seq: Int) -> Int64 { (replica << 32) | Int64(seq) }
-    static func replica(_ id: Int64) -> Int64 { id >> 32 }
-    static func seq(_ id: Int64) -> Int { Int(id & 0xFFFF_FFFF) }
+    static func make(replica: Int64, seq: Int) -> Int64 { (Int64(seq) << 16) | replica }
+    static func replica(_ id: Int64) -> Int64 { id & 0xFFFF }
+    static func seq(_ id: Int64) -> Int { Int(id >> 16) }
 }
 
 /// One row of `board`: the board's scalar state.

@@ -9,7 +9,8 @@ enum StoreBenchmark {
     static func run(ops: Int = 100_000, runs: Int = 31) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-store-\(getpid())").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let keep = ProcessInfo.processInfo.environment["MAGNETS_BENCH_KEEP"] != nil // leave the files for a look
+        defer { if !keep { try? FileManager.default.removeItem(atPath: scratch) } }
 
         // The big file: 50 magnets, 10 zones, 5 boundaries, then moves up to `ops` ops.
         let bigPath = scratch + "/big.magnets"
@@ -20,6 +21,7 @@ enum StoreBenchmark {
         let bigMagnet = try big.current().board.sortedMagnets[0].id.description
         try big.close()
         let bytes = Measure.fileSize(bigPath)
+        if keep { print("files kept in \(scratch)") }
 
         // The small file: 5 magnets and a couple of moves, 10 ops.
         let smallPath = scratch + "/small.magnets"

@@ -89,35 +89,39 @@ extension BoardFile {
     /// the current board's diff.
     static func writeDerived(_ integration: Integration, _ db: Database, index: inout LogIndex) throws {
         let timeline = integration.timeline
-        // Outcomes stored now for the ops of the window this file already held.
         var trace = Trace()
-        var stored: [Int64: [UInt8]] = [:]
-        let from = integration.start.after?.lamport ?? 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT op, events FROM outcome WHERE op >= ?", arguments: [OpKey.first(lamport: from)])
-        while let row = try rows.next() { stored[try row.decode(atIndex: 0)] = ((try row.decode(atIndex: 1)) as Data?).map { [UInt8]($0) } ?? [] }
-        trace.mark("loaded \(stored.count) stored outcomes")
-        let upsert = try FastStatement(db, "INSERT OR REPLACE INTO outcome (op, events) VALUES (?, ?)")
-        let delete = try FastStatement(db, "DELETE FROM outcome WHERE op = ?")
+        // Every outcome from the window's first Lamport number on is rewritten: the pages hold op
+        // keys, (Lamport, local replica number), and ops of that Lamport number that sort before
+        // the window (in the checkpoint) keep theirs.
+        let after = integration.start.after
+        let bound = OpKey.first(lamport: after?.lamport ?? 0)
+        var entries: [OutcomePages.Entry] = []
+        entries.reserveCapacity(timeline.ops.count)
+        if let after {
+            var reader = try OutcomePages.Reader(from: bound, db)
+            var next = bound
+            while let entry = try reader.peek(atOrAfter: next, db), OpKey.lamport(entry.key) == after.lamport {
+                if let name = index.replicaNames[OpKey.replica(entry.key)], !(after < OrderKey(lamport: after.lamport, replica: name)) {
+                    entries.append(entry)
+                }
+                next = entry.key + 1
+            }
+        }
         var replicaIDs: [String: Int64] = [:]
         for (op, outcome) in zip(timeline.ops, timeline.outcomes) {
+            guard let bytes = OpCoding.storedEvents(for: op, outcome.events, labels: &index.labels) else { continue }
             let replicaID: Int64
             if let known = replicaIDs[op.id.replica] { replicaID = known } else {
                 replicaID = try index.replicaID(op.id.replica, db)
                 replicaIDs[op.id.replica] = replicaID
             }
-            let local = OpKey.make(lamport: op.lamport, replica: replicaID)
-            let bytes = OpCoding.storedEvents(for: op, outcome.events)
-            guard stored[local] != bytes else { continue }
-            if let bytes {
-                upsert.bind(1, local)
-                upsert.bind(2, bytes)
-                try upsert.step(db)
-            } else {
-                delete.bind(1, local)
-                try delete.step(db)
-            }
+            entries.append(OutcomePages.Entry(key: OpKey.make(lamport: op.lamport, replica: replicaID), events: bytes))
         }
-        trace.mark("wrote outcomes")
+        entries.sort { $0.key < $1.key } // replay order sorts replicas by name, keys by local number
+        var pages = try OutcomePages.Writer(keepingBefore: bound, db)
+        for entry in entries { try pages.add(entry, db) }
+        try pages.finish(db)
+        trace.mark("wrote \(entries.count) outcomes")
         try db.execute(sql: "DELETE FROM checkpoint WHERE position > ?", arguments: [integration.start.position])
         let clocks = clocks(of: timeline, startClock: integration.startClock)
         for checkpoint in timeline.checkpoints where checkpoint.position > integration.start.position {
@@ -125,7 +129,7 @@ extension BoardFile {
         }
         let (old, _) = try loadState(db, index: index)
         try saveState(timeline.board, replacing: old, ops: timeline.end, db, index: &index)
-        try index.saveReplicas(db)
+        try index.save(db)
         trace.mark("wrote checkpoints and state")
     }
 
