@@ -42,8 +42,11 @@ extension Conflict {
     /// - both name the same zone or boundary (add/add, remove/remove).
     ///
     /// - Complexity: O(n) in the number of ops.
-    /// With `settle: false` the `settled` sentences are left empty (for counting).
-    public static func find(in ops: [Operation], outcomes: [Outcome], settle: Bool = true) -> [Conflict] {
+    /// With `settle: false` the `settled` sentences are left empty (for counting). `pairs`, when
+    /// given, is asked first about each candidate pair (by index into `ops`, earlier then later):
+    /// pairs it declines are not checked for concurrency and not reported.
+    public static func find(in ops: [Operation], outcomes: [Outcome], settle: Bool = true,
+                            pairs: ((Int, Int) -> Bool)? = nil) -> [Conflict] {
         var found: [Conflict] = []
         // The op last seen on each object, by index into `ops` (cheaper than copying ops).
         var lastOnMagnet: [MagnetID: Int] = [:]
@@ -57,6 +60,7 @@ extension Conflict {
         var current = 0
         func check(_ earlierIndex: Int?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
             guard let earlierIndex else { return }
+            if let pairs, !pairs(earlierIndex, current) { return }
             let earlier = ops[earlierIndex]
             guard earlier.isConcurrent(with: later) else { return }
             found.append(Conflict(earlier: earlier.id, later: later.id, on: subject, settled: settle ? settled(earlier) : ""))

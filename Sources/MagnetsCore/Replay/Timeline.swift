@@ -154,7 +154,13 @@ public struct Timeline: Sendable {
     /// - Complexity: O(k log k) for k incoming ops.
     public static func admit(_ incoming: some Sequence<Operation>, version: VectorClock, lamports: [String: Int])
         throws(InsertError) -> (ops: [Operation], version: VectorClock, lamports: [String: Int]) {
-        var fresh = incoming.filter { $0.id.seq > version[$0.id.replica] }
+        // Ops come in runs of one replica: its entries are looked up once per run, not per op.
+        var fresh: [Operation] = []
+        var run: (replica: String, held: Int)?
+        for op in incoming {
+            if op.id.replica != run?.replica { run = (op.id.replica, version[op.id.replica]) }
+            if op.id.seq > run!.held { fresh.append(op) }
+        }
         // Ops read from another file come in replay order, so each replica's seqs already rise:
         // then no sort by replica (string comparisons) is needed, only this one pass.
         if !Timeline.seqsRise(fresh) {
@@ -164,17 +170,27 @@ public struct Timeline: Sendable {
         unique.reserveCapacity(fresh.count)
         var nextVersion = version
         var lamports = lamports
+        var current: (replica: String, seq: Int, lamport: Int, changed: Bool)?
+        func settle() {
+            guard let current, current.changed else { return }
+            nextVersion[current.replica] = current.seq
+            lamports[current.replica] = current.lamport
+        }
         for op in fresh {
             let replica = op.id.replica
-            if op.id.seq <= nextVersion[replica] { continue } // a duplicate within the batch
-            guard op.id.seq == nextVersion[replica] + 1 else {
-                throw .gap(replica: replica, expected: nextVersion[replica] + 1, found: op.id.seq)
+            if replica != current?.replica {
+                settle()
+                current = (replica, nextVersion[replica], lamports[replica] ?? 0, false)
             }
-            guard op.lamport > (lamports[replica] ?? 0) else { throw .lamportOutOfOrder(op.id) }
-            nextVersion[replica] = op.id.seq
-            lamports[replica] = op.lamport
+            if op.id.seq <= current!.seq { continue } // a duplicate within the batch
+            guard op.id.seq == current!.seq + 1 else {
+                throw .gap(replica: replica, expected: current!.seq + 1, found: op.id.seq)
+            }
+            guard op.lamport > current!.lamport else { throw .lamportOutOfOrder(op.id) }
+            current = (replica, op.id.seq, op.lamport, true)
             unique.append(op)
         }
+        settle()
         // Nearly always sorted already; the sort then costs one pass.
         unique.sort(by: Operation.replaysBefore)
         return (unique, nextVersion, lamports)

@@ -52,17 +52,40 @@ extension BoardFile {
     /// - Complexity: O(ops after the checkpoint + fresh ops) applies.
     static func integrate(_ fresh: [Operation], earliest: OrderKey, version: VectorClock, lamports: [String: Int],
                           interval: Int, _ db: Database, index: LogIndex) throws -> Integration {
-        var trace = Trace()
         let (start, startClock) = try checkpoint(before: earliest, db)
         let held = try ops(after: start.after, db, index: index)
-        trace.mark("read \(held.count) held ops from checkpoint \(start.position)")
-        var timeline = Timeline(resumingAt: start, version: version, lamports: lamports,
-                                checkpointInterval: interval)
-        let window = Timeline.merged(held, fresh)
-        trace.mark("merged the window")
+        return replay(Timeline.merged(held, fresh), from: start, startClock: startClock, version: version,
+                      lamports: lamports, interval: interval)
+    }
+
+    /// Replays a window (every op after `start`, in replay order) on top of the checkpoint.
+    static func replay(_ window: [Operation], from start: Timeline.Checkpoint, startClock: VectorClock, version: VectorClock,
+                       lamports: [String: Int], interval: Int) -> Integration {
+        var trace = Trace()
+        var timeline = Timeline(resumingAt: start, version: version, lamports: lamports, checkpointInterval: interval)
         timeline.replayHeld(window)
-        trace.mark("replayed it")
+        trace.mark("replayed \(window.count) ops")
         return Integration(timeline: timeline, start: start, startClock: startClock)
+    }
+
+    /// The ops of `db` after `key` (all when nil) that a log with version `other` holds too, in
+    /// replay order. Rows of the ops it lacks are skipped undecoded: a sync has read those already.
+    static func ops(after key: OrderKey?, heldBy other: VectorClock, _ db: Database, index: LogIndex) throws -> [Operation] {
+        var shared: [Int64: Int] = [:] // local replica number → how many of its ops `other` holds
+        for (id, name) in index.replicaNames { shared[id] = other[name] }
+        var result: [Operation] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ?",
+                                       arguments: [OpKey.first(lamport: key?.lamport ?? 0)])
+        while let row = try rows.next() {
+            let id: Int64 = try row.decode(atIndex: 0)
+            let seq: Int = try row.decode(atIndex: 1)
+            guard seq <= shared[OpKey.replica(id)] ?? 0 else { continue }
+            let op = try OpCoding.decode(row, index: index)
+            if let key, !(key < OrderKey(op)) { continue }
+            result.append(op)
+        }
+        result.sort(by: Operation.replaysBefore) // rows of one Lamport number come by local replica number
+        return result
     }
 
     /// Writes an integration into one file: the ops it lacked, every outcome of the window that
@@ -133,11 +156,16 @@ extension BoardFile {
         trace.mark("wrote checkpoints and state")
     }
 
-    /// Conflicts between an op of `left` and an op of `right` within a replayed window.
-    static func conflicts(in timeline: Timeline, between left: Set<OpID>, and right: Set<OpID>) -> [Conflict] {
-        Conflict.find(in: timeline.ops, outcomes: timeline.outcomes, settle: false).filter {
-            (left.contains($0.earlier) && right.contains($0.later)) || (right.contains($0.earlier) && left.contains($0.later))
+    /// How many conflicts a replayed window holds between an op of `left` and an op of `right`
+    /// (two lists of its ops, each in replay order, that share none).
+    static func conflictCount(in timeline: Timeline, between left: [Operation], and right: [Operation]) -> Int {
+        // Which list each op of the window came from, found in one merge-like pass.
+        var side = [UInt8](repeating: 0, count: timeline.ops.count)
+        var l = 0, r = 0
+        for (k, op) in timeline.ops.enumerated() {
+            if l < left.count, left[l].id == op.id { side[k] = 1; l += 1 } else if r < right.count, right[r].id == op.id { side[k] = 2; r += 1 }
         }
+        return Conflict.find(in: timeline.ops, outcomes: timeline.outcomes, settle: false) { side[$0] | side[$1] == 3 }.count
     }
 
     /// The ops of `db` that a log with version `other` lacks. With `otherLamports` (the other

@@ -148,28 +148,43 @@ extension BoardFile {
                 return
             }
             if role == .a {
-                // Everything before the earliest exchanged op is common to both files: replay from
-                // there once, on A's log (before A's log changes) ...
+                // Everything before the earliest exchanged op is common to both files: the window
+                // from the checkpoint before it is replayed once, on a third thread, from ops in
+                // memory — A's own (those B lacks were read for B; the shared ones are read now)
+                // merged with B's — while A and B each take in the ops they lack.
                 let earliest = [intoA.ops.first, intoB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
-                integration = try integrate(intoA.ops, earliest: earliest, version: intoA.version, lamports: intoA.lamports,
-                                            interval: interval, db, index: index)
-                trace.mark("replayed window of \(integration!.timeline.ops.count) ops")
+                let (start, startClock) = try checkpoint(before: earliest, db)
+                let shared = try ops(after: start.after, heldBy: theirs.version, db, index: index)
+                let window = Timeline.merged(Timeline.merged(shared, intoB.ops), intoA.ops)
+                trace.mark("read \(shared.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
+                let replayed = DispatchSemaphore(value: 0)
+                let interval = interval
+                Thread.detachNewThread { [self] in
+                    integration = replay(window, from: start, startClock: startClock, version: intoA.version,
+                                         lamports: intoA.lamports, interval: interval)
+                    replayed.signal()
+                }
+                defer { replayed.wait() }
+                if !dryRun { try insert(intoA.ops, db, index: &index) }
             } else if !dryRun {
-                // ... while B takes in the ops it lacked.
                 try insert(intoB.ops, db, index: &index)
             }
-            try meet(role)                                                   // 4: the replayed window
+            try meet(role)                                                   // 4: the replayed window, the logs complete
+            // The count of conflicts, on a third thread while both files are written.
+            let counted = DispatchSemaphore(value: 0)
+            if role == .b {
+                Thread.detachNewThread { [self] in
+                    let count = conflictCount(in: integration!.timeline, between: intoA.ops, and: intoB.ops)
+                    report = SyncReport(intoA: intoA.ops.count, intoB: intoB.ops.count, conflicts: count,
+                                        clock: intoA.version, dryRun: dryRun)
+                    counted.signal()
+                }
+            }
             if !dryRun {
-                if role == .a { try insert(intoA.ops, db, index: &index) }
                 try writeDerived(integration!, db, index: &index)
                 trace.mark("wrote \(role == .a ? "A" : "B")")
             }
-            if role == .b {
-                let conflicts = conflicts(in: integration!.timeline, between: Set(intoA.ops.map(\.id)), and: Set(intoB.ops.map(\.id)))
-                trace.mark("found \(conflicts.count) conflicts")
-                report = SyncReport(intoA: intoA.ops.count, intoB: intoB.ops.count, conflicts: conflicts.count,
-                                    clock: intoA.version, dryRun: dryRun)
-            }
+            if role == .b { counted.wait() }
             try meet(role)                                                   // 5: both written; commit together
         }
 
