@@ -68,11 +68,21 @@ extension BoardFile {
     /// clock is `startClock`): each replica's largest seq among the ops up to that position.
     static func clocks(of timeline: Timeline, startClock: VectorClock) -> [Int: VectorClock] {
         var result: [Int: VectorClock] = [:]
-        var running = startClock
-        let positions = Set(timeline.checkpoints.map(\.position))
-        for (i, op) in timeline.ops.enumerated() {
-            if op.id.seq > running[op.id.replica] { running[op.id.replica] = op.id.seq }
-            if positions.contains(timeline.base + i + 1) { result[timeline.base + i + 1] = running }
+        let positions = timeline.checkpoints.map(\.position).filter { $0 > timeline.base }
+        var next = 0
+        var slots = ReplicaSlots(), seqs: [Int] = [] // each replica's largest seq so far, by slot
+        for i in timeline.ops.indices {
+            guard next < positions.count else { break }
+            let id = timeline.ops[i].id
+            let slot = slots.slot(id.replica)
+            if slot == seqs.count { seqs.append(0) }
+            seqs[slot] = max(seqs[slot], id.seq)
+            if timeline.base + i + 1 == positions[next] {
+                var clock = startClock
+                for (k, name) in slots.names.enumerated() where seqs[k] > clock[name] { clock[name] = seqs[k] }
+                result[positions[next]] = clock
+                next += 1
+            }
         }
         return result
     }

@@ -42,19 +42,40 @@ enum OpCoding {
     /// Appends `op` to the log table, its context and author to its replica's run (the caller
     /// keeps the replica row up to date).
     static func insert(_ op: Operation, into db: Database, index: inout LogIndex, using prepared: FastStatement? = nil) throws {
-        let replicaID = try index.replicaID(op.id.replica, db)
+        var names = NameCache()
+        try insert(op, into: db, index: &index, using: prepared, names: &names)
+    }
+
+    /// The numbers of the replica, author and magnet replica of the op last written: a run of
+    /// ops shares them, and comparing a short name is cheaper than hashing it.
+    struct NameCache {
+        var replica: (name: String, id: Int64)?
+        var author: (name: String, id: Int64)?
+        var magnetReplica: (name: String, id: Int64)?
+
+        static func id(_ entry: inout (name: String, id: Int64)?, _ name: String, _ lookUp: () throws -> Int64) rethrows -> Int64 {
+            if let entry, entry.name == name { return entry.id }
+            let id = try lookUp()
+            entry = (name, id)
+            return id
+        }
+    }
+
+    static func insert(_ op: Operation, into db: Database, index: inout LogIndex, using prepared: FastStatement?,
+                       names: inout NameCache) throws {
+        let replicaID = try NameCache.id(&names.replica, op.id.replica) { try index.replicaID(op.id.replica, db) }
         guard op.lamport <= OpKey.maxLamport, replicaID <= OpKey.maxReplicas else {
             throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46 or the file holds 65535 replicas")
         }
         let contextID = try index.contextID(op.context, db)
-        let authorID = try index.authorID(op.author, db)
+        let authorID = try NameCache.id(&names.author, op.author) { try index.authorID(op.author, db) }
         try index.extendRun(replica: replicaID, seq: op.id.seq, context: contextID, author: authorID, db)
         var magnet: Int64?
         var x: Double?, y: Double?
         var data: String?
         switch op.payload {
         case .move(let m, let target):
-            magnet = LocalID.make(replica: try index.replicaID(m.replica, db), seq: m.seq)
+            magnet = LocalID.make(replica: try NameCache.id(&names.magnetReplica, m.replica) { try index.replicaID(m.replica, db) }, seq: m.seq)
             switch target {
             case .point(let p): x = p.x; y = p.y
             case .path(let ps): data = JSONValue.object([("path", .array(ps.map(JSONValue.point)))]).serialized()

@@ -151,3 +151,28 @@ struct ConvergenceTests {
         #expect(replicas[0].timeline.outcomes.count == end + 1)
     }
 }
+
+@Suite("Merging runs of ops")
+struct MergeTests {
+    @Test("three lists in replay order merge into their union in replay order, empty ones included", arguments: [1, 2, 3] as [UInt64])
+    func threeWay(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        func op(_ replica: String, _ seq: Int, _ lamport: Int) -> Operation {
+            Operation(id: OpID(replica: replica, seq: seq), lamport: lamport, context: VectorClock(), author: "x", time: 0,
+                      payload: .resize(Size(width: 500, height: 500)))
+        }
+        for _ in 0..<20 {
+            var lists: [[Operation]] = [[], [], []]
+            for (k, replica) in ["ann", "bo", "cy"].enumerated() {
+                var lamport = 0
+                for seq in 0..<Int.random(in: 0..<30, using: &rng) {
+                    lamport += Int.random(in: 1...3, using: &rng) // equal Lamport numbers across lists happen often
+                    lists[k].append(op(replica, seq + 1, lamport))
+                }
+            }
+            let merged = Timeline.merged(lists[0], lists[1], lists[2])
+            #expect(merged == (lists[0] + lists[1] + lists[2]).sorted(by: Operation.replaysBefore))
+            #expect(Timeline.merged(lists[2], [], lists[0]) == Timeline.merged(lists[0], lists[2]))
+        }
+    }
+}

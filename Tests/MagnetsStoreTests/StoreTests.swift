@@ -184,7 +184,20 @@ struct BoardFileTests {
             }
             if Int.random(in: 0..<4, using: &rng) == 0 {
                 let i = Int.random(in: 0..<3, using: &rng), j = Int.random(in: 0..<3, using: &rng)
-                _ = try BoardFile.sync(files[i], files[j])
+                func ids(_ file: BoardFile) throws -> Set<OpID> {
+                    var ids: Set<OpID> = []
+                    try file.history { ids.insert($0.op.id) }
+                    return ids
+                }
+                let (before, other) = (try ids(files[i]), try ids(files[j]))
+                let report = try BoardFile.sync(files[i], files[j])
+                // The count it reports: the conflicts of the merged log between an op only one
+                // side had and an op only the other had.
+                let (onlyI, onlyJ) = (before.subtracting(other), other.subtracting(before))
+                let expected = try files[i].conflicts().filter {
+                    (onlyI.contains($0.earlier) && onlyJ.contains($0.later)) || (onlyJ.contains($0.earlier) && onlyI.contains($0.later))
+                }
+                #expect(report.conflicts == expected.count && report.intoA == onlyJ.count && report.intoB == onlyI.count)
                 #expect(try files[i].check().isClean)
                 #expect(try files[j].check().isClean)
             }

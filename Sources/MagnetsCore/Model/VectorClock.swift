@@ -10,7 +10,9 @@ public struct VectorClock: Hashable, Codable, Sendable, CustomStringConvertible 
     public subscript(replica: String) -> Int {
         get { entries[replica] ?? 0 }
         set {
-            if newValue > 0 { entries[replica] = newValue } else { entries[replica] = nil }
+            // Removing an absent entry must not touch `entries`: a mutation copies a shared
+            // dictionary, and ops of one run share their clock.
+            if newValue > 0 { entries[replica] = newValue } else if entries[replica] != nil { entries[replica] = nil }
         }
     }
 

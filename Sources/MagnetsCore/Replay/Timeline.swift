@@ -104,8 +104,22 @@ public struct Timeline: Sendable {
     /// timeline resumed at, without checking them against `version` (they are part of it).
     ///
     /// - Complexity: O(n) applies.
-    public mutating func replayHeld(_ held: [Operation]) {
-        for op in held { appendAndApply(op) }
+    public mutating func replayHeld(_ held: consuming [Operation]) {
+        guard ops.isEmpty else {
+            ops.reserveCapacity(ops.count + held.count)
+            outcomes.reserveCapacity(outcomes.count + held.count)
+            for op in held { appendAndApply(op) }
+            return
+        }
+        // The usual case: the held ops become `ops` as they are, applied in place.
+        ops = held
+        outcomes.reserveCapacity(ops.count)
+        for i in ops.indices {
+            outcomes.append(board.apply(ops[i]))
+            if (base + i + 1) % checkpointInterval == 0 {
+                checkpoints.append(Checkpoint(position: base + i + 1, board: board, after: OrderKey(ops[i])))
+            }
+        }
     }
 
     // MARK: - Inserting
@@ -233,7 +247,26 @@ public struct Timeline: Sendable {
         return low
     }
 
-    /// Two runs in replay order, merged.
+    /// Three lists in replay order, merged into one (with a copy of each op, not two).
+    public static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation]) -> [Operation] {
+        var result: [Operation] = []
+        result.reserveCapacity(a.count + b.count + c.count)
+        var i = 0, j = 0, k = 0
+        while true {
+            var best = -1 // which list's head comes first
+            if i < a.count { best = 0 }
+            if j < b.count, best == -1 || Operation.replaysBefore(b[j], a[i]) { best = 1 }
+            if k < c.count, best == -1 || Operation.replaysBefore(c[k], best == 0 ? a[i] : b[j]) { best = 2 }
+            switch best {
+            case 0: result.append(a[i]); i += 1
+            case 1: result.append(b[j]); j += 1
+            case 2: result.append(c[k]); k += 1
+            default: return result
+            }
+        }
+    }
+
+    /// Two lists in replay order, merged into one.
     public static func merged(_ a: [Operation], _ b: [Operation]) -> [Operation] {
         var result: [Operation] = []
         result.reserveCapacity(a.count + b.count)

@@ -13,6 +13,8 @@ extension BoardFile {
         var start: Timeline.Checkpoint
         /// The version vector at `start`.
         var startClock: VectorClock
+        /// The version vector at each checkpoint of `timeline` after `start`, by position.
+        var clocks: [Int: VectorClock]
     }
 
     /// Checks ops from another file or a bundle against a log (`index`): ops already held are
@@ -65,17 +67,22 @@ extension BoardFile {
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports, checkpointInterval: interval)
         timeline.replayHeld(window)
         trace.mark("replayed \(window.count) ops")
-        return Integration(timeline: timeline, start: start, startClock: startClock)
+        return Integration(timeline: timeline, start: start, startClock: startClock,
+                           clocks: clocks(of: timeline, startClock: startClock))
     }
 
     /// The ops of `db` after `key` (all when nil) that a log with version `other` holds too, in
     /// replay order. Rows of the ops it lacks are skipped undecoded: a sync has read those already.
-    static func ops(after key: OrderKey?, heldBy other: VectorClock, _ db: Database, index: LogIndex) throws -> [Operation] {
+    /// None of the shared ops has a Lamport number above `lamportBound`: the scan stops there.
+    static func ops(after key: OrderKey?, heldBy other: VectorClock, lamportBound: Int, _ db: Database,
+                    index: LogIndex) throws -> [Operation] {
         var shared: [Int64: Int] = [:] // local replica number → how many of its ops `other` holds
         for (id, name) in index.replicaNames { shared[id] = other[name] }
         var result: [Operation] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ?",
-                                       arguments: [OpKey.first(lamport: key?.lamport ?? 0)])
+        let from = key?.lamport ?? 0
+        guard lamportBound >= from else { return [] }
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ? AND id < ?",
+                                       arguments: [OpKey.first(lamport: from), OpKey.first(lamport: min(lamportBound, OpKey.maxLamport) + 1)])
         while let row = try rows.next() {
             let id: Int64 = try row.decode(atIndex: 0)
             let seq: Int = try row.decode(atIndex: 1)
@@ -100,9 +107,11 @@ extension BoardFile {
     static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
         var trace = Trace()
         let insert = try FastStatement(db, OpCoding.insertSQL)
-        for op in fresh {
-            try OpCoding.insert(op, into: db, index: &index, using: insert)
-            index.advance(with: op)
+        var names = OpCoding.NameCache()
+        for k in fresh.indices {
+            try OpCoding.insert(fresh[k], into: db, index: &index, using: insert, names: &names)
+            // The version vector moves on once per run of one replica's ops.
+            if k + 1 == fresh.count || fresh[k + 1].id.replica != fresh[k].id.replica { index.advance(with: fresh[k]) }
         }
         trace.mark("inserted \(fresh.count) ops")
     }
@@ -131,8 +140,9 @@ extension BoardFile {
             }
         }
         var replicaIDs: [String: Int64] = [:]
-        for (op, outcome) in zip(timeline.ops, timeline.outcomes) {
-            guard let bytes = OpCoding.storedEvents(for: op, outcome.events, labels: &index.labels) else { continue }
+        for i in timeline.ops.indices {
+            let op = timeline.ops[i]
+            guard let bytes = OpCoding.storedEvents(for: op, timeline.outcomes[i].events, labels: &index.labels) else { continue }
             let replicaID: Int64
             if let known = replicaIDs[op.id.replica] { replicaID = known } else {
                 replicaID = try index.replicaID(op.id.replica, db)
@@ -146,9 +156,8 @@ extension BoardFile {
         try pages.finish(db)
         trace.mark("wrote \(entries.count) outcomes")
         try db.execute(sql: "DELETE FROM checkpoint WHERE position > ?", arguments: [integration.start.position])
-        let clocks = clocks(of: timeline, startClock: integration.startClock)
         for checkpoint in timeline.checkpoints where checkpoint.position > integration.start.position {
-            try saveCheckpoint(checkpoint, clock: clocks[checkpoint.position] ?? VectorClock(), db)
+            try saveCheckpoint(checkpoint, clock: integration.clocks[checkpoint.position] ?? VectorClock(), db)
         }
         let (old, _) = try loadState(db, index: index)
         try saveState(timeline.board, replacing: old, ops: timeline.end, db, index: &index)

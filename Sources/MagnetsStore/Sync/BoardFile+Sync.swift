@@ -39,27 +39,38 @@ extension BoardFile {
         // cores. The second file's lock is taken only once the first's is held.
         let exchange = Exchange(dryRun: dryRun, interval: a.checkpointInterval, secondFile: second)
         let firstRole: Exchange.Role = aFirst ? .a : .b
-        return try first.write { firstDB in
-            let done = DispatchSemaphore(value: 0)
+        // Once committed, each thread copies its file's write-ahead log into the file (what
+        // closing it would otherwise do, one file after the other).
+        let secondCommitted = DispatchSemaphore(value: 0), secondDone = DispatchSemaphore(value: 0)
+        var spawned = false
+        defer { if spawned { secondDone.wait() } }
+        let report = try first.write { firstDB in
+            spawned = true
             Thread.detachNewThread {
+                var committed = false
                 do {
                     try exchange.secondFile.write { secondDB in try exchange.run(firstRole.other, secondDB) }
+                    committed = true
                 } catch {
                     exchange.fail(error, role: firstRole.other)
                 }
-                done.signal()
+                secondCommitted.signal()
+                if committed && !dryRun { exchange.secondFile.checkpointLog() }
+                secondDone.signal()
             }
             do {
                 try exchange.run(firstRole, firstDB)
             } catch {
                 exchange.fail(error, role: firstRole)
-                done.wait()
+                secondCommitted.wait()
                 throw exchange.firstError ?? error
             }
-            done.wait()
+            secondCommitted.wait()
             if let error = exchange.firstError { throw error }
             return exchange.report!
         }
+        if !dryRun { first.checkpointLog() }
+        return report
     }
 
     /// The work of a sync, split between two threads: `a` works on file A's database and `b`
@@ -154,9 +165,10 @@ extension BoardFile {
                 // merged with B's — while A and B each take in the ops they lack.
                 let earliest = [intoA.ops.first, intoB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
                 let (start, startClock) = try checkpoint(before: earliest, db)
-                let shared = try ops(after: start.after, heldBy: theirs.version, db, index: index)
-                let window = Timeline.merged(Timeline.merged(shared, intoB.ops), intoA.ops)
-                trace.mark("read \(shared.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
+                let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.map(\.lamport).max() ?? 0,
+                                     db, index: index)
+                let window = Timeline.merged(common, intoB.ops, intoA.ops)
+                trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
                 let replayed = DispatchSemaphore(value: 0)
                 let interval = interval
                 Thread.detachNewThread { [self] in
