@@ -57,7 +57,9 @@ extension BoardFile {
     ///
     /// - Complexity: O(magnets + zones + boundaries + tiles) comparisons; writes only changed rows.
     static func saveState(_ new: Board, replacing old: Board?, ops: Int, _ db: Database, index: inout LogIndex) throws {
-        try BoardRecord(board: new, ops: ops).upsert(db)
+        // Plain statements, not record upserts: those look the table's primary key up first.
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO board (id, present, name, width, height, top_z, ops) VALUES (1, ?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [new.exists, new.name, new.size.width, new.size.height, new.topZ, ops])
         if old == nil {
             for table in ["magnet", "zone", "boundary", "tile"] { try db.execute(sql: "DELETE FROM \(table)") }
         }
@@ -87,7 +89,8 @@ extension BoardFile {
             for (i, b) in new.boundaries.enumerated() { try BoundaryRecord(position: i, boundary: b).insert(db) }
         }
         for (i, tile) in new.tray.enumerated() where old.map({ i >= $0.tray.count || $0.tray[i] != tile }) ?? true {
-            try TileRecord(position: i, tile: tile).upsert(db)
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO tile (position, letter, color, width, height, remaining) VALUES (?, ?, ?, ?, ?, ?)")
+                .execute(arguments: [i, tile.letter, tile.color, tile.size.width, tile.size.height, tile.remaining])
         }
     }
 }

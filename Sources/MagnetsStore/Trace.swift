@@ -3,7 +3,7 @@ import Foundation
 /// Phase timings on stderr when `MAGNETS_TRACE` is set: how long each step of a sync or an
 /// import took, for performance work.
 struct Trace {
-    static let enabled = !(ProcessInfo.processInfo.environment["MAGNETS_TRACE"] ?? "").isEmpty
+    static let enabled = getenv("MAGNETS_TRACE").map { $0.pointee != 0 } ?? false
     var last = DispatchTime.now().uptimeNanoseconds
 
     mutating func mark(_ phase: @autoclosure () -> String) {

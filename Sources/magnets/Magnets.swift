@@ -19,7 +19,7 @@ struct Magnets: ParsableCommand {
     /// Parses, runs, and turns every error into one `error: …` line: exit 64 for usage errors
     /// (before any file is opened), 1 for everything refused or failed.
     static func main() {
-        if ProcessInfo.processInfo.environment["MAGNETS_PEAK_FILE"] != nil { atexit(recordPeakMemory) }
+        if Environment.value("MAGNETS_PEAK_FILE") != nil { atexit(recordPeakMemory) }
         let command: ParsableCommand
         do {
             command = try parseAsRoot()
@@ -59,7 +59,7 @@ struct Magnets: ParsableCommand {
 /// by `MAGNETS_PEAK_FILE` at exit. A parent's rusage cannot tell it: it also counts the memory of
 /// the parent that spawned it, before the exec.
 private func recordPeakMemory() {
-    guard let path = ProcessInfo.processInfo.environment["MAGNETS_PEAK_FILE"],
+    guard let path = Environment.value("MAGNETS_PEAK_FILE"),
           let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return }
     let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "0"

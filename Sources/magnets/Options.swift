@@ -23,13 +23,13 @@ struct BoardOptions: ParsableArguments {
 
     /// The board file's path.
     var boardPath: String {
-        board ?? ProcessInfo.processInfo.environment["MAGNETS_BOARD"].flatMap { $0.isEmpty ? nil : $0 } ?? "./board.magnets"
+        board ?? Environment.value("MAGNETS_BOARD").flatMap { $0.isEmpty ? nil : $0 } ?? "./board.magnets"
     }
 
     /// Who is editing: `--as`, else `MAGNETS_USER`, else the login name, else `unknown`.
     var authorName: String {
         if let author { return author }
-        if let env = ProcessInfo.processInfo.environment["MAGNETS_USER"], (try? Arguments.checkAuthor(env)) != nil { return env }
+        if let env = Environment.value("MAGNETS_USER"), (try? Arguments.checkAuthor(env)) != nil { return env }
         return Arguments.loginName ?? "unknown"
     }
 
@@ -37,12 +37,24 @@ struct BoardOptions: ParsableArguments {
     func open() throws -> BoardFile { try BoardFile.open(boardPath) }
 }
 
+/// Environment variables, each read on its own (`ProcessInfo.environment` copies them all into a
+/// dictionary first: a cost every command would pay at start-up).
+enum Environment {
+    static func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+}
+
 /// Parsing and checking of what users type.
 enum Arguments {
     /// A plain decimal number (`12`, `-3.5`, `1e3`): finite, no hex, no `nan` or `inf`.
     static func number(_ text: Substring) -> Double? {
-        let t = text.trimmingCharacters(in: .whitespaces)
-        guard !t.isEmpty, t.allSatisfy({ "0123456789+-.eE".contains($0) }), let value = Double(t), value.isFinite else { return nil }
+        // Spaces and tabs around it are ignored (not line breaks); no Foundation on this path,
+        // which every command that takes a point runs.
+        func blank(_ c: Character) -> Bool { c.isWhitespace && !c.isNewline }
+        var t = text
+        while let c = t.first, blank(c) { t.removeFirst() }
+        while let c = t.last, blank(c) { t.removeLast() }
+        guard !t.isEmpty, t.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }),
+              let value = Double(t), value.isFinite else { return nil }
         return value
     }
 
@@ -62,7 +74,7 @@ enum Arguments {
 
     /// The login name, if there is one.
     static var loginName: String? {
-        if let name = ProcessInfo.processInfo.environment["USER"], !name.isEmpty { return name }
+        if let name = Environment.value("USER"), !name.isEmpty { return name }
         if let p = getlogin(), let name = String(validatingCString: p), !name.isEmpty { return name }
         if let pw = getpwuid(geteuid()), let name = String(validatingCString: pw.pointee.pw_name), !name.isEmpty { return name }
         return nil

@@ -93,12 +93,12 @@ enum Output {
 
     /// Colour only on a terminal, and never when `NO_COLOR` is set.
     static var useColor: Bool {
-        isTerminal && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
+        isTerminal && Environment.value("NO_COLOR").map(\.isEmpty) ?? true
     }
 
     /// The terminal's width: `COLUMNS`, else the terminal's own, else 80.
     static var columns: Int {
-        if let text = ProcessInfo.processInfo.environment["COLUMNS"], let n = Int(text), n >= 20 { return min(n, 400) }
+        if let text = Environment.value("COLUMNS"), let n = Int(text), n >= 20 { return min(n, 400) }
         var size = winsize()
         if isTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 20 { return Int(size.ws_col) }
         return 80

@@ -88,7 +88,7 @@ extension Magnets {
         /// after an install), else its full path (as after `swift run`, which leaves it in .build).
         static var invocation: String {
             guard let me = Bundle.main.executableURL?.resolvingSymlinksInPath().path else { return "magnets" }
-            for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            for dir in (Environment.value("PATH") ?? "").split(separator: ":") {
                 let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent("magnets")
                 if FileManager.default.isExecutableFile(atPath: candidate.path) {
                     return candidate.resolvingSymlinksInPath().path == me ? "magnets" : me
