@@ -95,7 +95,9 @@ public final class BoardFile {
             throw StoreError.notABoard(path, why: describe(error))
         }
         do {
-            let (boardID, replica, interval, pending) = try db.read { db -> (String, String, Int, Bool) in
+            // One deferred read transaction, not `db.read` (which also switches query_only on
+            // and off): this runs at the start of every command.
+            let (boardID, replica, interval, pending) = try db.inDatabase { db in try BoardFile.inReadTransaction(db) { db -> (String, String, Int, Bool) in
                 let tables = try String.fetchSet(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
                 guard tables.contains("grdb_migrations"), tables.contains("meta") else {
                     throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
@@ -119,7 +121,7 @@ public final class BoardFile {
                 let interval = meta["checkpoint_interval"].flatMap(Int.init) ?? defaultCheckpointInterval
                 guard interval >= 1 else { throw StoreError.notABoard(path, why: "its checkpoint interval is not positive") }
                 return (boardID, replica, interval, !known.isSubset(of: applied))
-            }
+            } }
             // Bring an older schema up to date (each migration in its own transaction).
             if pending { try migrator.migrate(db) }
             return BoardFile(path: path, db: db, boardID: boardID, replica: replica, checkpointInterval: interval)
@@ -128,6 +130,16 @@ public final class BoardFile {
         } catch {
             throw StoreError.notABoard(path, why: describe(error))
         }
+    }
+
+    /// Runs `body` in a deferred transaction that is always rolled back (it only reads).
+    static func inReadTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction(.deferred) {
+            result = try body(db)
+            return .rollback
+        }
+        return result!
     }
 
     /// Refuses files that are not SQLite databases before SQLite sees them.
@@ -248,5 +260,11 @@ public final class BoardFile {
     }
 
     /// Closes the file.
-    public func close() throws { try db.close() }
+    public func close() throws {
+        try db.close()
+        isClosed = true
+    }
+
+    /// `true` once `close()` has succeeded.
+    public private(set) var isClosed = false
 }

@@ -35,7 +35,9 @@ struct Magnets: ParsableCommand {
         }
         do {
             var command = command
-            try command.run()
+            // The files are closed before any exit below, on failure too.
+            do { try command.run() } catch { OpenFiles.closeAll(); throw error }
+            OpenFiles.closeAll()
             Output.finish()
         } catch let error as ValidationError {
             Output.fail(error.message, code: 64)

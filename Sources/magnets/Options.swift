@@ -33,8 +33,27 @@ struct BoardOptions: ParsableArguments {
         return Arguments.loginName ?? "unknown"
     }
 
-    /// Opens the board file (refusing a missing or foreign one).
-    func open() throws -> BoardFile { try BoardFile.open(boardPath) }
+    /// Opens the board file (refusing a missing or foreign one). It is closed when the command
+    /// has finished (see `OpenFiles`).
+    func open() throws -> BoardFile { OpenFiles.keep(try BoardFile.open(boardPath)) }
+}
+
+/// The board files a command opened, closed by `Magnets.main` when the command is over (each
+/// close copies the write-ahead log into its file and removes the log). The process then exits
+/// without tearing the connections' objects down one by one (which costs a thread per file).
+enum OpenFiles {
+    nonisolated(unsafe) private static var files: [BoardFile] = []
+
+    static func keep(_ file: BoardFile) -> BoardFile {
+        files.append(file)
+        return file
+    }
+
+    /// Closes them all. Nothing is lost when a close fails: what was committed is in the log,
+    /// which the next opening reads.
+    static func closeAll() {
+        for file in files where !file.isClosed { try? file.close() }
+    }
 }
 
 /// Environment variables, each read on its own (`ProcessInfo.environment` copies them all into a
