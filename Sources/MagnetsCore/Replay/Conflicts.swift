@@ -48,6 +48,23 @@ extension Conflict {
     public static func find(in ops: [Operation], outcomes: [Outcome], settle: Bool = true,
                             pairs: ((Int, Int) -> Bool)? = nil) -> [Conflict] {
         var found: [Conflict] = []
+        scan(ops, outcomes, pairs: pairs) { earlier, later, subject, settled in
+            found.append(Conflict(earlier: ops[earlier].id, later: ops[later].id, on: subject, settled: settle ? settled(ops[earlier]) : ""))
+        }
+        return found
+    }
+
+    /// How many conflicts `find` would report, without making them.
+    public static func count(in ops: [Operation], outcomes: [Outcome], pairs: ((Int, Int) -> Bool)? = nil) -> Int {
+        var count = 0
+        scan(ops, outcomes, pairs: pairs) { _, _, _, _ in count += 1 }
+        return count
+    }
+
+    /// Calls `report` with each conflict: the indexes of its two ops, what they were about, and
+    /// how to say how it was settled (given the earlier op).
+    private static func scan(_ ops: [Operation], _ outcomes: [Outcome], pairs: ((Int, Int) -> Bool)?,
+                             report: (Int, Int, Subject, (Operation) -> String) -> Void) {
         // The op last seen on each object, by index into `ops` (cheaper than copying ops).
         var lastOnMagnet: [MagnetID: Int] = [:]
         var emptiedTile: [TileKey: Int] = [:]
@@ -63,7 +80,7 @@ extension Conflict {
             if let pairs, !pairs(earlierIndex, current) { return }
             let earlier = ops[earlierIndex]
             guard earlier.isConcurrent(with: later) else { return }
-            found.append(Conflict(earlier: earlier.id, later: later.id, on: subject, settled: settle ? settled(earlier) : ""))
+            withoutActuallyEscaping(settled) { report(earlierIndex, current, subject, $0) }
         }
 
         for (op, outcome) in zip(ops, outcomes) {
@@ -140,6 +157,5 @@ extension Conflict {
             }
             for zone in outcome.filled { filledZone[zone] = current }
         }
-        return found
     }
 }

@@ -174,7 +174,7 @@ extension BoardFile {
         for (k, op) in timeline.ops.enumerated() {
             if l < left.count, left[l].id == op.id { side[k] = 1; l += 1 } else if r < right.count, right[r].id == op.id { side[k] = 2; r += 1 }
         }
-        return Conflict.find(in: timeline.ops, outcomes: timeline.outcomes, settle: false) { side[$0] | side[$1] == 3 }.count
+        return Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { side[$0] | side[$1] == 3 }
     }
 
     /// The ops of `db` that a log with version `other` lacks. With `otherLamports` (the other
