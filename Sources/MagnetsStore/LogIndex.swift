@@ -10,6 +10,9 @@ struct LogIndex {
         var firstSeq: Int
         var context: Int64
         var author: Int64
+        /// `true` when the context names the run's own replica (only in a damaged file: an op's
+        /// context leaves its replica out); its ops then drop that entry as they are read.
+        var contextNamesReplica = false
     }
     /// Each replica's runs (by its local number), `firstSeq` increasing.
     var runs: [Int64: [Run]] = [:]
@@ -53,8 +56,9 @@ struct LogIndex {
         }
         for row in try Row.fetchAll(db, sql: "SELECT replica, first_seq, context, author FROM op_run ORDER BY replica, first_seq") {
             let replica: Int64 = try row.decode(atIndex: 0)
-            index.runs[replica, default: []].append(Run(firstSeq: try row.decode(atIndex: 1), context: try row.decode(atIndex: 2),
-                                                        author: try row.decode(atIndex: 3)))
+            var run = Run(firstSeq: try row.decode(atIndex: 1), context: try row.decode(atIndex: 2), author: try row.decode(atIndex: 3))
+            if let name = index.replicaNames[replica], let clock = index.contexts[run.context] { run.contextNamesReplica = clock[name] > 0 }
+            index.runs[replica, default: []].append(run)
         }
         for row in try Row.fetchAll(db, sql: "SELECT id, name FROM label") {
             let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)

@@ -172,7 +172,10 @@ enum OpCoding {
             case .failure(let e): throw StoreError.invalidOp("op \(id): \(e)")
             }
         }
-        return Operation(id: id, lamport: lamport, context: context, author: author, time: time, payload: payload)
+        if run.contextNamesReplica {
+            return Operation(id: id, lamport: lamport, context: context, author: author, time: time, payload: payload)
+        }
+        return Operation(id: id, lamport: lamport, contextWithoutOwnReplica: context, author: author, time: time, payload: payload)
     }
 
     /// `json` with a `magnet` field added, so a path can be read through the move parser.

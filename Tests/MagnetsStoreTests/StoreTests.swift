@@ -154,6 +154,24 @@ struct BoardFileTests {
         #expect(try b.current().board == c.current().board)
     }
 
+    @Test("a stored context that names its own run's replica (a damaged file) is read without that entry")
+    func contextNamingOwnReplica() throws {
+        let a = try make()
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 3) }
+        try a.record(author: "alice") { _ in .resize(Size(width: 900, height: 700)) }
+        func ops() throws -> [MagnetsCore.Operation] {
+            var ops: [MagnetsCore.Operation] = []
+            try a.history { ops.append($0.op) }
+            return ops
+        }
+        let before = try ops()
+        try a.db.write { db in
+            try db.execute(sql: "UPDATE context SET clock = 'alice=7' WHERE id = (SELECT context FROM op_run LIMIT 1)")
+        }
+        #expect(before.count == 3 && before.allSatisfy { $0.context["alice"] == 0 })
+        #expect(try ops() == before)
+    }
+
     @Test("random edits on three copies, synced pairwise in random orders, converge; derived == replayed", arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
     func randomSyncsConverge(seed: UInt64) throws {
         var rng = SeededRandom(seed: seed)

@@ -26,6 +26,17 @@ public struct Operation: Hashable, Codable, Sendable {
         self.payload = payload
     }
 
+    /// The same, for a context already known to leave the op's own replica out (a store checks
+    /// that once for each run of ops sharing a context): no lookup per op.
+    public init(id: OpID, lamport: Int, contextWithoutOwnReplica context: VectorClock, author: String, time: Int64, payload: Payload) {
+        self.id = id
+        self.lamport = lamport
+        self.context = context
+        self.author = author
+        self.time = time
+        self.payload = payload
+    }
+
     /// The op's vector clock: the file's version vector when it was made, with its own entry = seq.
     public var clock: VectorClock {
         var clock = context

@@ -169,19 +169,22 @@ public struct Timeline: Sendable {
     public static func admit(_ incoming: some Sequence<Operation>, version: VectorClock, lamports: [String: Int])
         throws(InsertError) -> (ops: [Operation], version: VectorClock, lamports: [String: Int]) {
         // Ops come in runs of one replica: its entries are looked up once per run, not per op.
-        var fresh: [Operation] = []
+        // Ops held already are rare: the incoming array itself is used (no copy) until one is met.
+        var fresh = Array(incoming)
         var run: (replica: String, held: Int)?
-        for op in incoming {
+        func isNew(_ op: Operation) -> Bool {
             if op.id.replica != run?.replica { run = (op.id.replica, version[op.id.replica]) }
-            if op.id.seq > run!.held { fresh.append(op) }
+            return op.id.seq > run!.held
+        }
+        if let firstHeld = fresh.firstIndex(where: { !isNew($0) }) {
+            fresh = Array(fresh[..<firstHeld]) + fresh[(firstHeld + 1)...].filter(isNew)
         }
         // Ops read from another file come in replay order, so each replica's seqs already rise:
         // then no sort by replica (string comparisons) is needed, only this one pass.
         if !Timeline.seqsRise(fresh) {
             fresh.sort { ($0.id.replica, $0.id.seq) < ($1.id.replica, $1.id.seq) }
         }
-        var unique: [Operation] = []
-        unique.reserveCapacity(fresh.count)
+        var unique: [Operation]? // made only once a duplicate is dropped; until then, `fresh`
         var nextVersion = version
         var lamports = lamports
         var current: (replica: String, seq: Int, lamport: Int, changed: Bool)?
@@ -190,24 +193,30 @@ public struct Timeline: Sendable {
             nextVersion[current.replica] = current.seq
             lamports[current.replica] = current.lamport
         }
-        for op in fresh {
-            let replica = op.id.replica
-            if replica != current?.replica {
+        for k in fresh.indices {
+            let id = fresh[k].id, lamport = fresh[k].lamport
+            if id.replica != current?.replica {
                 settle()
-                current = (replica, nextVersion[replica], lamports[replica] ?? 0, false)
+                current = (id.replica, nextVersion[id.replica], lamports[id.replica] ?? 0, false)
             }
-            if op.id.seq <= current!.seq { continue } // a duplicate within the batch
-            guard op.id.seq == current!.seq + 1 else {
-                throw .gap(replica: replica, expected: current!.seq + 1, found: op.id.seq)
+            if id.seq <= current!.seq { // a duplicate within the batch
+                if unique == nil { unique = Array(fresh[..<k]) }
+                continue
             }
-            guard op.lamport > current!.lamport else { throw .lamportOutOfOrder(op.id) }
-            current = (replica, op.id.seq, op.lamport, true)
-            unique.append(op)
+            guard id.seq == current!.seq + 1 else {
+                throw .gap(replica: id.replica, expected: current!.seq + 1, found: id.seq)
+            }
+            guard lamport > current!.lamport else { throw .lamportOutOfOrder(id) }
+            current = (id.replica, id.seq, lamport, true)
+            unique?.append(fresh[k])
         }
         settle()
-        // Nearly always sorted already; the sort then costs one pass.
-        unique.sort(by: Operation.replaysBefore)
-        return (unique, nextVersion, lamports)
+        var result = unique ?? fresh
+        // Nearly always in replay order already: one pass tells, and spares the sort.
+        if !result.indices.dropFirst().allSatisfy({ Operation.replaysBefore(result[$0 - 1], result[$0]) }) {
+            result.sort(by: Operation.replaysBefore)
+        }
+        return (result, nextVersion, lamports)
     }
 
     /// `true` when, in this order, each replica's ops have strictly rising seqs.

@@ -186,14 +186,17 @@ extension BoardFile {
                     index: LogIndex) throws -> [Operation] {
         var wanted: [Int64: Int] = [:] // local replica number → the other's count
         var from = Int.max
+        var total = 0
         for (name, count) in index.version.entries where count > other[name] {
             guard let replicaID = index.replicaIDs[name] else { continue }
             wanted[replicaID] = other[name]
             from = min(from, (otherLamports?[name] ?? 0) + 1)
+            total += count - other[name]
         }
         guard !wanted.isEmpty else { return [] }
         if otherLamports == nil { from = 0 }
         var result: [Operation] = []
+        result.reserveCapacity(total)
         let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ?",
                                        arguments: [OpKey.first(lamport: from)])
         while let row = try rows.next() {
