@@ -288,6 +288,19 @@ struct CommandTests {
         refused(["resize", "--width", "1e999", "--height", "5"], status: 64, "expected a number from 1 to 100000")
     }
 
+    @Test("values may start with a minus: --by -10,5, --to -20,300, a boundary from -5,0; --limit -5 is refused as a number")
+    func negativeValues() throws {
+        prepared()
+        let by = run("move", "main-5", "--by", "-10,5", "--json")
+        #expect(by.status == 0, "\(by.stderr)")
+        #expect(by.stdout.contains("\"x\": 90,") && by.stdout.contains("\"y\": 105,"), "\(by.stdout)")
+        let to = run("move", "main-5", "--to", "-20,300")
+        #expect(to.status == 0 && to.stdout.contains("now at 20,300"), "\(to.stdout)\(to.stderr)") // clamped: half its width
+        #expect(run("boundary", "add", "ramp", "--from", "-5,0", "--to", "10,-3").status == 0)
+        refused(["history", "--limit", "-5"], status: 64, "--limit must be at least 1")
+        refused(["resize", "--width", "-300", "--height", "5"], status: 64, "expected a number from 1 to 100000")
+    }
+
     @Test("refusals exit 1 with the reason and write nothing")
     func refusals() throws {
         prepared()

@@ -12,7 +12,7 @@ extension Magnets {
 
         @OptionGroup var options: BoardOptions
         @Option(help: "table, json, ndjson or csv.") var format: Format = .table
-        @Option(help: "Keep the last N ops.") var limit: Int?
+        @Option(parsing: .unconditional, help: "Keep the last N ops.") var limit: Int?
         @Option(help: "Only the ops that touched this magnet (its id, a letter only it bears, or an id prefix).") var magnet: String?
 
         func validate() throws {

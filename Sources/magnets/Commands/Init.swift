@@ -7,8 +7,8 @@ extension Magnets {
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new board file.")
         @OptionGroup var options: BoardOptions
-        @Option(help: "Board width, 1…100000.") var width = SideArgument(argument: "1000")!
-        @Option(help: "Board height, 1…100000.") var height = SideArgument(argument: "700")!
+        @Option(parsing: .unconditional, help: "Board width, 1…100000.") var width = SideArgument(argument: "1000")!
+        @Option(parsing: .unconditional, help: "Board height, 1…100000.") var height = SideArgument(argument: "700")!
         @Option(help: "The board's name.") var name = "board"
         @Option(help: "This copy's replica id, [a-z][a-z0-9_]{0,31} (default: the login name made to fit).") var replica: String?
 
@@ -57,8 +57,8 @@ extension Magnets {
     struct Resize: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "resize", abstract: "Resize the board.")
         @OptionGroup var options: BoardOptions
-        @Option(help: "New width, 1…100000.") var width: SideArgument
-        @Option(help: "New height, 1…100000.") var height: SideArgument
+        @Option(parsing: .unconditional, help: "New width, 1…100000.") var width: SideArgument
+        @Option(parsing: .unconditional, help: "New height, 1…100000.") var height: SideArgument
 
         func run() throws {
             let recorded = try options.open().record(author: options.authorName) { _ in

@@ -12,8 +12,8 @@ extension Magnets {
         @OptionGroup var options: BoardOptions
         @Argument(help: "The letter.") var letter: String
         @Option(help: "The tile's color (default red).") var color = "red"
-        @Option(help: "Drop it at X,Y.") var to: PointArgument?
-        @Option(help: "A touch path \"X,Y X,Y …\" starting on the tray.") var path: PathArgument?
+        @Option(parsing: .unconditional, help: "Drop it at X,Y.") var to: PointArgument?
+        @Option(parsing: .unconditional, help: "A touch path \"X,Y X,Y …\" starting on the tray.") var path: PathArgument?
 
         func validate() throws {
             _ = try Arguments.letter(letter)
@@ -36,9 +36,9 @@ extension Magnets {
         static let configuration = CommandConfiguration(commandName: "move", abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.")
         @OptionGroup var options: BoardOptions
         @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
-        @Option(help: "Drag it to X,Y.") var to: PointArgument?
-        @Option(help: "Drag it by DX,DY (recorded as the absolute target).") var by: PointArgument?
-        @Option(help: "Drag it through \"X,Y X,Y …\".") var path: PathArgument?
+        @Option(parsing: .unconditional, help: "Drag it to X,Y.") var to: PointArgument?
+        @Option(parsing: .unconditional, help: "Drag it by DX,DY (recorded as the absolute target).") var by: PointArgument?
+        @Option(parsing: .unconditional, help: "Drag it through \"X,Y X,Y …\".") var path: PathArgument?
 
         func validate() throws {
             guard [to != nil, by != nil, path != nil].filter({ $0 }).count == 1 else {

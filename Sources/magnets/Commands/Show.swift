@@ -9,7 +9,7 @@ extension Magnets {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.")
         @OptionGroup var options: BoardOptions
-        @Option(help: "Show the board after the first N ops of the replay order.") var at: Int?
+        @Option(parsing: .unconditional, help: "Show the board after the first N ops of the replay order.") var at: Int?
 
         func validate() throws {
             if let at, at < 1 { throw ValidationError("--at must be at least 1") }
@@ -44,7 +44,7 @@ extension Magnets {
         @OptionGroup var options: BoardOptions
         @Option(help: "Write the board as SVG to FILE.") var svg: String?
         @Option(help: "Write a page that replays the history to FILE.html.") var timelapse: String?
-        @Option(help: "The board after the first N ops (the last frame, for --timelapse).") var at: Int?
+        @Option(parsing: .unconditional, help: "The board after the first N ops (the last frame, for --timelapse).") var at: Int?
 
         func validate() throws {
             guard (svg == nil) != (timelapse == nil) else { throw ValidationError("give exactly one of --svg or --timelapse") }

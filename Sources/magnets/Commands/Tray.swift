@@ -12,10 +12,10 @@ extension Magnets {
             static let configuration = CommandConfiguration(commandName: "add", abstract: "Add tiles to the tray, one per letter of LETTERS.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The letters, each one tile (e.g. HELLO).") var letters: String
-            @Option(help: "How many to add to each tile (≥ 1; default 1).") var count: Int?
+            @Option(parsing: .unconditional, help: "How many to add to each tile (≥ 1; default 1).") var count: Int?
             @Flag(help: "Make the tiles unlimited for good.") var unlimited = false
             @Option(help: "The tiles' color (default red).") var color = "red"
-            @Option(help: "The magnets' size WxH, each side 1…1000 (default 40x50).") var size = SizeArgument(argument: "40x50")!
+            @Option(parsing: .unconditional, help: "The magnets' size WxH, each side 1…1000 (default 40x50).") var size = SizeArgument(argument: "40x50")!
 
             func validate() throws {
                 if count != nil && unlimited { throw ValidationError("give --count or --unlimited, not both") }

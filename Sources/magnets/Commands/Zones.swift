@@ -13,8 +13,8 @@ extension Magnets {
             static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a snap zone.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The zone's name.") var name: String
-            @Option(help: "Its rect X,Y,W,H (top-left corner and size).") var rect: RectArgument
-            @Option(help: "How many magnets it holds (≥ 1; default 1).") var capacity = 1
+            @Option(parsing: .unconditional, help: "Its rect X,Y,W,H (top-left corner and size).") var rect: RectArgument
+            @Option(parsing: .unconditional, help: "How many magnets it holds (≥ 1; default 1).") var capacity = 1
             @Option(help: "The colors it accepts, comma-separated (default: any).") var accepts: String?
 
             func validate() throws {
@@ -80,8 +80,8 @@ extension Magnets {
             static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a boundary: a segment that stops dragged magnets.")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The boundary's name.") var name: String
-            @Option(help: "One end X,Y.") var from: PointArgument
-            @Option(help: "The other end X,Y.") var to: PointArgument
+            @Option(parsing: .unconditional, help: "One end X,Y.") var from: PointArgument
+            @Option(parsing: .unconditional, help: "The other end X,Y.") var to: PointArgument
 
             func validate() throws {
                 _ = try Arguments.name(name, of: "boundary")
