@@ -5,11 +5,20 @@ import MagnetsCore
 extension BoardFile {
     /// The current board from the state tables and the number of ops in the log.
     static func loadState(_ db: Database, index: LogIndex) throws -> (board: Board, ops: Int) {
-        guard let row = try BoardRecord.fetchOne(db, sql: "SELECT * FROM board WHERE id = 1") else {
+        // Rows are read through cursors into the records' initializers (every command does this
+        // once: GRDB's generic record fetching costs more than these few rows).
+        func records<R>(_ sql: String, _ make: (Row) throws -> R) throws -> [R] {
+            var result: [R] = []
+            let rows = try Row.fetchCursor(db, sql: sql)
+            while let row = try rows.next() { result.append(try make(row)) }
+            return result
+        }
+        guard let row = try records("SELECT * FROM board WHERE id = 1", BoardRecord.init(row:)).first else {
             throw StoreError.mismatch("the board row is missing")
         }
         var magnets: [Magnet] = []
-        for r in try Row.fetchAll(db, sql: "SELECT id, letter, color, width, height, x, y, zone, z FROM magnet") {
+        let magnetRows = try Row.fetchCursor(db, sql: "SELECT id, letter, color, width, height, x, y, zone, z FROM magnet")
+        while let r = try magnetRows.next() {
             let local: Int64 = try r.decode(atIndex: 0)
             guard let replica = index.replicaNames[LocalID.replica(local)] else {
                 throw StoreError.mismatch("magnet row \(local) names no replica")
@@ -17,9 +26,9 @@ extension BoardFile {
             magnets.append(Magnet(id: MagnetID(replica: replica, seq: LocalID.seq(local)), letter: try r.decode(atIndex: 1), color: try r.decode(atIndex: 2),
                                   size: Size(width: try r.decode(atIndex: 3), height: try r.decode(atIndex: 4)), center: Point(x: try r.decode(atIndex: 5), y: try r.decode(atIndex: 6)), zone: try r.decode(atIndex: 7), z: try r.decode(atIndex: 8)))
         }
-        let zones = try ZoneRecord.fetchAll(db, sql: "SELECT * FROM zone ORDER BY position").map(\.zone)
-        let boundaries = try BoundaryRecord.fetchAll(db, sql: "SELECT * FROM boundary ORDER BY position").map(\.boundary)
-        let tray = try TileRecord.fetchAll(db, sql: "SELECT * FROM tile ORDER BY position").map(\.tile)
+        let zones = try records("SELECT * FROM zone ORDER BY position") { try ZoneRecord(row: $0).zone }
+        let boundaries = try records("SELECT * FROM boundary ORDER BY position") { try BoundaryRecord(row: $0).boundary }
+        let tray = try records("SELECT * FROM tile ORDER BY position") { try TileRecord(row: $0).tile }
         let board = Board(name: row.name, size: Size(width: row.width, height: row.height), magnets: magnets,
                           zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, exists: row.present)
         if let problem = stateProblem(board) { throw StoreError.mismatch(problem) }
@@ -34,10 +43,17 @@ extension BoardFile {
             return "the board's name or size is out of range"
         }
         guard (0...(1 << 52)).contains(board.topZ) else { return "the stack height is out of range" }
+        var goodKinds: Set<TileKey> = [] // magnets of one tile share letter and color: check those once
         for m in board.magnets.values {
-            let pulled = Payload.pull(letter: m.letter, color: m.color, target: .point(m.center))
+            let kind = TileKey(letter: m.letter, color: m.color)
+            if !goodKinds.contains(kind) {
+                guard Payload.trayAdd(letter: m.letter, color: m.color, size: Size(width: 1, height: 1), count: 1).problem == nil else {
+                    return "magnet \(m.id) has values out of range"
+                }
+                goodKinds.insert(kind)
+            }
             let sized = Payload.trayAdd(letter: m.letter, color: m.color, size: m.size, count: 1)
-            if pulled.problem != nil || sized.problem != nil || !(0...board.topZ).contains(m.z) {
+            if !Validation.isValid(m.center) || sized.numericProblem != nil || !(0...board.topZ).contains(m.z) {
                 return "magnet \(m.id) has values out of range"
             }
         }

@@ -34,19 +34,23 @@ struct LogIndex {
 
     static func load(_ db: Database) throws -> LogIndex {
         var index = LogIndex()
-        for row in try Row.fetchAll(db, sql: "SELECT id, name, seq, lamport FROM replica") {
+        // Cursors, not fetchAll: every command loads the index, and copying the rows costs more.
+        let replicaRows = try Row.fetchCursor(db, sql: "SELECT id, name, seq, lamport FROM replica")
+        while let row = try replicaRows.next() {
             let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1), seq: Int = try row.decode(atIndex: 2), lamport: Int = try row.decode(atIndex: 3)
             index.replicaIDs[name] = id
             index.replicaNames[id] = name
             index.version[name] = seq
             if lamport > 0 { index.lamports[name] = lamport }
         }
-        for row in try Row.fetchAll(db, sql: "SELECT id, name FROM author") {
+        let authorRows = try Row.fetchCursor(db, sql: "SELECT id, name FROM author")
+        while let row = try authorRows.next() {
             let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)
             index.authorIDs[name] = id
             index.authorNames[id] = name
         }
-        for row in try Row.fetchAll(db, sql: "SELECT id, clock FROM context") {
+        let contextRows = try Row.fetchCursor(db, sql: "SELECT id, clock FROM context")
+        while let row = try contextRows.next() {
             let id: Int64 = try row.decode(atIndex: 0), text: String = try row.decode(atIndex: 1)
             guard let clock = VectorClock(parsing: text) else {
                 throw StoreError.invalidOp("context \(id) is not a clock: '\(text.prefix(40))'")
@@ -54,13 +58,15 @@ struct LogIndex {
             index.contextIDs[text] = id
             index.contexts[id] = clock
         }
-        for row in try Row.fetchAll(db, sql: "SELECT replica, first_seq, context, author FROM op_run ORDER BY replica, first_seq") {
+        let runRows = try Row.fetchCursor(db, sql: "SELECT replica, first_seq, context, author FROM op_run ORDER BY replica, first_seq")
+        while let row = try runRows.next() {
             let replica: Int64 = try row.decode(atIndex: 0)
             var run = Run(firstSeq: try row.decode(atIndex: 1), context: try row.decode(atIndex: 2), author: try row.decode(atIndex: 3))
             if let name = index.replicaNames[replica], let clock = index.contexts[run.context] { run.contextNamesReplica = clock[name] > 0 }
             index.runs[replica, default: []].append(run)
         }
-        for row in try Row.fetchAll(db, sql: "SELECT id, name FROM label") {
+        let labelRows = try Row.fetchCursor(db, sql: "SELECT id, name FROM label")
+        while let row = try labelRows.next() {
             let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)
             index.labels.ids[name] = id
             index.labels.names[id] = name
