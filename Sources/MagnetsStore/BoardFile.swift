@@ -252,6 +252,15 @@ public final class BoardFile {
         }
     }
 
+    /// How many pages the write-ahead log may hold before a commit copies it into the file
+    /// (SQLite's default: 1000). A sync turns this off for its own large commit, so that the
+    /// commit only appends to the log, and copies the log in afterwards (`checkpointLog`).
+    static let autoCheckpointPages = 1000
+
+    func setAutoCheckpoint(_ pages: Int) {
+        _ = try? db.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
+    }
+
     /// Copies what the write-ahead log holds into the file, as far as readers allow, without
     /// waiting for them. Closing the last connection does the same; after a large write, doing it
     /// early lets it run beside other work. A failure changes nothing: the log stays valid.

@@ -6,10 +6,14 @@ struct Trace {
     static let enabled = getenv("MAGNETS_TRACE").map { $0.pointee != 0 } ?? false
     var last = DispatchTime.now().uptimeNanoseconds
 
+    init() { _ = Trace.start }
+    /// When the process made its first trace: each mark also says how long after it it came.
+    static let start = DispatchTime.now().uptimeNanoseconds
+
     mutating func mark(_ phase: @autoclosure () -> String) {
         guard Trace.enabled else { return }
         let now = DispatchTime.now().uptimeNanoseconds
-        FileHandle.standardError.write(Data(String(format: "trace: %8.1f ms  %@\n", Double(now - last) / 1e6, phase()).utf8))
+        FileHandle.standardError.write(Data(String(format: "trace: %8.1f ms  (at %7.1f)  %@\n", Double(now - last) / 1e6, Double(now) / 1e6 - Double(Trace.start) / 1e6, phase()).utf8))
         last = now
     }
 }

@@ -44,10 +44,13 @@ extension BoardFile {
         let secondCommitted = DispatchSemaphore(value: 0), secondDone = DispatchSemaphore(value: 0)
         var spawned = false
         defer { if spawned { secondDone.wait() } }
+        if !dryRun { first.setAutoCheckpoint(0) }
+        defer { if !dryRun { first.setAutoCheckpoint(autoCheckpointPages) } }
         let report = try first.write { firstDB in
             spawned = true
             Thread.detachNewThread {
                 var committed = false
+                if !dryRun { exchange.secondFile.setAutoCheckpoint(0) }
                 do {
                     try exchange.secondFile.write { secondDB in try exchange.run(firstRole.other, secondDB) }
                     committed = true
@@ -55,7 +58,10 @@ extension BoardFile {
                     exchange.fail(error, role: firstRole.other)
                 }
                 secondCommitted.signal()
+                var trace = Trace(); trace.mark("second committed")
                 if committed && !dryRun { exchange.secondFile.checkpointLog() }
+                trace.mark("second checkpointed")
+                if !dryRun { exchange.secondFile.setAutoCheckpoint(autoCheckpointPages) }
                 secondDone.signal()
             }
             do {
@@ -69,7 +75,9 @@ extension BoardFile {
             if let error = exchange.firstError { throw error }
             return exchange.report!
         }
+        var trace = Trace(); trace.mark("first committed")
         if !dryRun { first.checkpointLog() }
+        trace.mark("first checkpointed")
         return report
     }
 
