@@ -57,11 +57,13 @@ extension BoardFile {
         index.advance(with: op)
     }
 
-    static func saveCheckpoint(_ checkpoint: Timeline.Checkpoint, clock: VectorClock, _ db: Database) throws {
+    /// Stores a checkpoint; `encoded` is its board as `BoardSnapshot` writes it, when that is
+    /// known already (a sync encodes each once for both files).
+    static func saveCheckpoint(_ checkpoint: Timeline.Checkpoint, clock: VectorClock, encoded: String? = nil, _ db: Database) throws {
         guard let after = checkpoint.after else { return }
         try db.execute(sql: "INSERT OR REPLACE INTO checkpoint (position, lamport, replica, clock, board) VALUES (?, ?, ?, ?, ?)",
                        arguments: [checkpoint.position, after.lamport, after.replica, clock.description,
-                                   BoardSnapshot.encode(checkpoint.board)])
+                                   encoded ?? BoardSnapshot.encode(checkpoint.board)])
     }
 
     /// The version vector after each checkpoint of a replay that starts at `start` (whose own

@@ -36,7 +36,15 @@ enum OpCoding {
         }
     }
 
-    static let insertSQL = "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    static let insertSQL = insertSQL(rows: 1)
+
+    /// An insert of `rows` ops in one statement (a sync writes tens of thousands: SQLite's cost
+    /// per statement run is then paid once per batch).
+    static func insertSQL(rows: Int) -> String {
+        "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+    }
+    static let columnCount: Int32 = 8
     static let selectColumns = "id, seq, time, kind, magnet, x, y, data"
 
     /// Appends `op` to the log table, its context and author to its replica's run (the caller
@@ -63,6 +71,15 @@ enum OpCoding {
 
     static func insert(_ op: Operation, into db: Database, index: inout LogIndex, using prepared: FastStatement?,
                        names: inout NameCache) throws {
+        let statement = try prepared ?? FastStatement(db, insertSQL)
+        try bind(op, row: 0, of: statement, db, index: &index, names: &names)
+        try statement.step(db)
+    }
+
+    /// Binds `op` as row `row` (from 0) of an insert made by `insertSQL(rows:)`, and appends its
+    /// context and author to its replica's run.
+    static func bind(_ op: Operation, row: Int32, of statement: FastStatement, _ db: Database, index: inout LogIndex,
+                     names: inout NameCache) throws {
         let replicaID = try NameCache.id(&names.replica, op.id.replica) { try index.replicaID(op.id.replica, db) }
         guard op.lamport <= OpKey.maxLamport, replicaID <= OpKey.maxReplicas else {
             throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46 or the file holds 65535 replicas")
@@ -92,16 +109,15 @@ enum OpCoding {
         default:
             data = JSONValue.object(op.payload.jsonFields).serialized()
         }
-        let statement = try prepared ?? FastStatement(db, insertSQL)
-        statement.bind(1, OpKey.make(lamport: op.lamport, replica: replicaID))
-        statement.bind(2, op.id.seq)
-        statement.bind(3, op.time)
-        statement.bind(4, code(op.kind))
-        statement.bind(5, magnet)
-        statement.bind(6, x)
-        statement.bind(7, y)
-        statement.bind(8, data)
-        try statement.step(db)
+        let first = row * columnCount
+        statement.bind(first + 1, OpKey.make(lamport: op.lamport, replica: replicaID))
+        statement.bind(first + 2, op.id.seq)
+        statement.bind(first + 3, op.time)
+        statement.bind(first + 4, code(op.kind))
+        statement.bind(first + 5, magnet)
+        statement.bind(first + 6, x)
+        statement.bind(first + 7, y)
+        statement.bind(first + 8, data)
     }
 
     /// Reads an op from a row selected with `selectColumns`, checking it as it goes.

@@ -15,6 +15,8 @@ extension BoardFile {
         var startClock: VectorClock
         /// The version vector at each checkpoint of `timeline` after `start`, by position.
         var clocks: [Int: VectorClock]
+        /// The board of each of those checkpoints as stored (the same text in every file).
+        var snapshots: [Int: String]
     }
 
     /// Checks ops from another file or a bundle against a log (`index`): ops already held are
@@ -67,8 +69,12 @@ extension BoardFile {
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports, checkpointInterval: interval)
         timeline.replayHeld(window)
         trace.mark("replayed \(window.count) ops")
+        var snapshots: [Int: String] = [:]
+        for checkpoint in timeline.checkpoints where checkpoint.position > start.position {
+            snapshots[checkpoint.position] = BoardSnapshot.encode(checkpoint.board)
+        }
         return Integration(timeline: timeline, start: start, startClock: startClock,
-                           clocks: clocks(of: timeline, startClock: startClock))
+                           clocks: clocks(of: timeline, startClock: startClock), snapshots: snapshots)
     }
 
     /// The ops of `db` after `key` (all when nil) that a log with version `other` holds too, in
@@ -106,10 +112,18 @@ extension BoardFile {
     /// writes them into one file while the window is replayed for the other.
     static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
         var trace = Trace()
+        let batch = 64
+        let batchInsert = try FastStatement(db, OpCoding.insertSQL(rows: batch))
         let insert = try FastStatement(db, OpCoding.insertSQL)
         var names = OpCoding.NameCache()
+        let batched = fresh.count - fresh.count % batch // the rest go one by one
         for k in fresh.indices {
-            try OpCoding.insert(fresh[k], into: db, index: &index, using: insert, names: &names)
+            if k < batched {
+                try OpCoding.bind(fresh[k], row: Int32(k % batch), of: batchInsert, db, index: &index, names: &names)
+                if k % batch == batch - 1 { try batchInsert.step(db) }
+            } else {
+                try OpCoding.insert(fresh[k], into: db, index: &index, using: insert, names: &names)
+            }
             // The version vector moves on once per run of one replica's ops.
             if k + 1 == fresh.count || fresh[k + 1].id.replica != fresh[k].id.replica { index.advance(with: fresh[k]) }
         }
@@ -157,7 +171,8 @@ extension BoardFile {
         trace.mark("wrote \(entries.count) outcomes")
         try db.execute(sql: "DELETE FROM checkpoint WHERE position > ?", arguments: [integration.start.position])
         for checkpoint in timeline.checkpoints where checkpoint.position > integration.start.position {
-            try saveCheckpoint(checkpoint, clock: integration.clocks[checkpoint.position] ?? VectorClock(), db)
+            try saveCheckpoint(checkpoint, clock: integration.clocks[checkpoint.position] ?? VectorClock(),
+                               encoded: integration.snapshots[checkpoint.position], db)
         }
         let (old, _) = try loadState(db, index: index)
         try saveState(timeline.board, replacing: old, ops: timeline.end, db, index: &index)
