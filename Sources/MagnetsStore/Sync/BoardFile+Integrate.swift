@@ -153,16 +153,13 @@ extension BoardFile {
                 next = entry.key + 1
             }
         }
-        var replicaIDs: [String: Int64] = [:]
-        for i in timeline.ops.indices {
-            let op = timeline.ops[i]
-            guard let bytes = OpCoding.storedEvents(for: op, timeline.outcomes[i].events, labels: &index.labels) else { continue }
-            let replicaID: Int64
-            if let known = replicaIDs[op.id.replica] { replicaID = known } else {
-                replicaID = try index.replicaID(op.id.replica, db)
-                replicaIDs[op.id.replica] = replicaID
-            }
-            entries.append(OutcomePages.Entry(key: OpKey.make(lamport: op.lamport, replica: replicaID), events: bytes))
+        var slots = ReplicaSlots(), replicaIDs: [Int64] = [] // this file's replica numbers, by slot
+        let ops = timeline.ops, outcomes = timeline.outcomes
+        for i in ops.indices { // by index: no copy of each op
+            guard let bytes = OpCoding.storedEvents(for: ops[i], outcomes[i].events, labels: &index.labels) else { continue }
+            let slot = slots.slot(ops[i].id.replica)
+            if slot == replicaIDs.count { replicaIDs.append(try index.replicaID(ops[i].id.replica, db)) }
+            entries.append(OutcomePages.Entry(key: OpKey.make(lamport: ops[i].lamport, replica: replicaIDs[slot]), events: bytes))
         }
         entries.sort { $0.key < $1.key } // replay order sorts replicas by name, keys by local number
         var pages = try OutcomePages.Writer(keepingBefore: bound, db)
@@ -186,8 +183,9 @@ extension BoardFile {
         // Which list each op of the window came from, found in one merge-like pass.
         var side = [UInt8](repeating: 0, count: timeline.ops.count)
         var l = 0, r = 0
-        for (k, op) in timeline.ops.enumerated() {
-            if l < left.count, left[l].id == op.id { side[k] = 1; l += 1 } else if r < right.count, right[r].id == op.id { side[k] = 2; r += 1 }
+        let ops = timeline.ops
+        for k in ops.indices {
+            if l < left.count, left[l].id == ops[k].id { side[k] = 1; l += 1 } else if r < right.count, right[r].id == ops[k].id { side[k] = 2; r += 1 }
         }
         return Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { side[$0] | side[$1] == 3 }
     }
