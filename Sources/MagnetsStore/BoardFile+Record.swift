@@ -21,7 +21,7 @@ extension BoardFile {
     @discardableResult
     public func record(author: String, time: Int64 = BoardFile.now(), _ make: (Board) throws -> Payload) throws -> Recorded {
         try write { db in
-            var index = try LogIndex.load(db)
+            var index = try LogIndex.load(db, complete: false)
             let (board, count) = try BoardFile.loadState(db, index: index)
             let payload = try make(board)
             if let problem = payload.problem { throw StoreError.refused(problem) }

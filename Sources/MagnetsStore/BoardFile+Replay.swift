@@ -17,7 +17,7 @@ extension BoardFile {
     /// The current board, the file's version vector and its op count.
     public func current() throws -> BoardSnapshotInfo {
         try read { db in
-            let index = try LogIndex.load(db)
+            let index = try LogIndex.load(db, complete: false)
             let (board, count) = try BoardFile.loadState(db, index: index)
             return BoardSnapshotInfo(board: board, clock: index.version, opCount: count, maxLamport: index.maxLamport)
         }
@@ -131,7 +131,7 @@ extension BoardFile {
     /// - Complexity: O(n) in the log's length (ops are keyed by Lamport number, not seq).
     public func hasPulled(_ magnet: MagnetID) throws -> Bool {
         try read { db in
-            let index = try LogIndex.load(db)
+            let index = try LogIndex.load(db, complete: false)
             guard let replica = index.replicaIDs[magnet.replica], index.version[magnet.replica] >= magnet.seq else { return false }
             return try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM op WHERE seq = ? AND (id & 65535) = ? AND kind = 1)",
                                      arguments: [magnet.seq, replica]) ?? false

@@ -28,12 +28,20 @@ struct LogIndex {
     var contexts: [Int64: VectorClock] = [:]
     /// Replicas whose `seq`/`lamport` changed since loading.
     var dirtyReplicas: Set<String> = []
+    /// `false` when only the replicas and labels were loaded (`load(_:complete:)`): authors,
+    /// contexts and runs are then looked up one at a time, as the ops being written need them.
+    /// Such an index writes ops and reads state; it cannot decode ops.
+    private(set) var complete = true
 
     /// The largest Lamport number in the file.
     var maxLamport: Int { lamports.values.max() ?? 0 }
 
-    static func load(_ db: Database) throws -> LogIndex {
+    /// The whole index, or with `complete: false` only what appending an op or reading the
+    /// current board needs: its size then does not grow with the number of syncs the file has
+    /// been through (each starts a new context and run).
+    static func load(_ db: Database, complete: Bool = true) throws -> LogIndex {
         var index = LogIndex()
+        index.complete = complete
         // Cursors, not fetchAll: every command loads the index, and copying the rows costs more.
         let replicaRows = try Row.fetchCursor(db, sql: "SELECT id, name, seq, lamport FROM replica")
         while let row = try replicaRows.next() {
@@ -43,6 +51,17 @@ struct LogIndex {
             index.version[name] = seq
             if lamport > 0 { index.lamports[name] = lamport }
         }
+        if complete { try loadAuthorsContextsAndRuns(into: &index, db) }
+        let labelRows = try Row.fetchCursor(db, sql: "SELECT id, name FROM label")
+        while let row = try labelRows.next() {
+            let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)
+            index.labels.ids[name] = id
+            index.labels.names[id] = name
+        }
+        return index
+    }
+
+    private static func loadAuthorsContextsAndRuns(into index: inout LogIndex, _ db: Database) throws {
         let authorRows = try Row.fetchCursor(db, sql: "SELECT id, name FROM author")
         while let row = try authorRows.next() {
             let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)
@@ -65,13 +84,6 @@ struct LogIndex {
             if let name = index.replicaNames[replica], let clock = index.contexts[run.context] { run.contextNamesReplica = clock[name] > 0 }
             index.runs[replica, default: []].append(run)
         }
-        let labelRows = try Row.fetchCursor(db, sql: "SELECT id, name FROM label")
-        while let row = try labelRows.next() {
-            let id: Int64 = try row.decode(atIndex: 0), name: String = try row.decode(atIndex: 1)
-            index.labels.ids[name] = id
-            index.labels.names[id] = name
-        }
-        return index
     }
 
     /// The run op (replica, seq) belongs to: the one with the largest first seq ≤ seq.
@@ -90,6 +102,11 @@ struct LogIndex {
     /// Notes that op (replica, seq) — the replica's next — has this context and author: a new
     /// run starts unless they are those of the replica's latest run.
     mutating func extendRun(replica: Int64, seq: Int, context: Int64, author: Int64, _ db: Database) throws {
+        if !complete, runs[replica] == nil { // only the replica's latest run matters here
+            let latest = try Row.fetchOne(db, sql: "SELECT first_seq, context, author FROM op_run WHERE replica = ? ORDER BY first_seq DESC LIMIT 1",
+                                          arguments: [replica])
+            runs[replica] = try latest.map { [Run(firstSeq: try $0.decode(atIndex: 0), context: try $0.decode(atIndex: 1), author: try $0.decode(atIndex: 2))] } ?? []
+        }
         if let last = runs[replica]?.last, last.context == context, last.author == author, last.firstSeq <= seq { return }
         let run = Run(firstSeq: seq, context: context, author: author)
         let statement = try FastStatement(db, "INSERT INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)")
@@ -112,6 +129,11 @@ struct LogIndex {
 
     mutating func authorID(_ name: String, _ db: Database) throws -> Int64 {
         if let id = authorIDs[name] { return id }
+        if !complete, let id = try Int64.fetchOne(db, sql: "SELECT id FROM author WHERE name = ?", arguments: [name]) {
+            authorIDs[name] = id
+            authorNames[id] = name
+            return id
+        }
         try db.execute(sql: "INSERT INTO author (name) VALUES (?)", arguments: [name])
         let id = db.lastInsertedRowID
         authorIDs[name] = id
@@ -132,6 +154,11 @@ struct LogIndex {
     private mutating func lookUpContext(_ clock: VectorClock, _ db: Database) throws -> Int64 {
         let text = clock.description
         if let id = contextIDs[text] { return id }
+        if !complete, let id = try Int64.fetchOne(db, sql: "SELECT id FROM context WHERE clock = ?", arguments: [text]) {
+            contextIDs[text] = id
+            contexts[id] = clock
+            return id
+        }
         try db.execute(sql: "INSERT INTO context (clock) VALUES (?)", arguments: [text])
         let id = db.lastInsertedRowID
         contextIDs[text] = id

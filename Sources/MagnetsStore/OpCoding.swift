@@ -122,6 +122,7 @@ enum OpCoding {
 
     /// Reads an op from a row selected with `selectColumns`, checking it as it goes.
     static func decode(_ row: Row, index: LogIndex) throws -> Operation {
+        assert(index.complete, "ops are decoded with a complete index")
         let key: Int64 = try row.decode(atIndex: 0)
         guard key > 0, let replica = index.replicaNames[OpKey.replica(key)] else {
             throw StoreError.invalidOp("op row \(key) names no known replica")

@@ -32,25 +32,45 @@ enum StoreBenchmark {
         let smallMagnet = try small.current().board.sortedMagnets[0].id.description
         try small.close()
 
+        // A file that has been through many syncs: each starts a new context and run of ops, and
+        // the cost of one op must not grow with them either.
+        let syncs = 2_000
+        let syncedPath = scratch + "/synced.magnets"
+        let synced = try Workloads.base(at: syncedPath, magnets: 5, zones: 0, boundaries: 0, scratch: scratch)
+        let peer = try synced.clone(to: scratch + "/peer.magnets", replica: "peer")
+        let syncedMagnet = try synced.current().board.sortedMagnets[0].id
+        for i in 0..<syncs {
+            let to = Point(x: Double(100 + i % 700), y: 200)
+            try synced.record(author: "bench") { _ in .move(magnet: syncedMagnet, target: .point(to)) }
+            try peer.record(author: "peer") { _ in .move(magnet: syncedMagnet, target: .point(to)) }
+            _ = try BoardFile.sync(synced, peer)
+        }
+        let syncedOps = try synced.current().opCount
+        try synced.close(); try peer.close()
+
         let binary = Measure.magnetsBinary
-        var version: [Double] = [], onBig: [Double] = [], onSmall: [Double] = []
+        var version: [Double] = [], onBig: [Double] = [], onSmall: [Double] = [], onSynced: [Double] = []
         for i in 0..<(runs + 2) {
             let target = "\(100 + (i % 7) * 100),\(100 + (i % 5) * 100)"
             let v = Measure.spawn(binary, ["--version"])
             let b = Measure.spawn(binary, ["move", bigMagnet, "--to", target, "-b", bigPath])
             let s = Measure.spawn(binary, ["move", smallMagnet, "--to", target, "-b", smallPath])
-            guard v.status == 0, b.status == 0, s.status == 0 else {
-                fatalError("a command failed: --version \(v.status), move on big \(b.status), move on small \(s.status)")
+            let y = Measure.spawn(binary, ["move", syncedMagnet.description, "--to", target, "-b", syncedPath])
+            guard v.status == 0, b.status == 0, s.status == 0, y.status == 0 else {
+                fatalError("a command failed: --version \(v.status), move on big \(b.status), on small \(s.status), on synced \(y.status)")
             }
             if i < 2 { continue } // warm-up
-            version.append(v.seconds); onBig.append(b.seconds); onSmall.append(s.seconds)
+            version.append(v.seconds); onBig.append(b.seconds); onSmall.append(s.seconds); onSynced.append(y.seconds)
         }
         let (mv, mb, ms) = (Measure.median(version), Measure.median(onBig), Measure.median(onSmall))
         print("store: whole-process medians of \(runs) runs, interleaved")
         print(String(format: "  magnets --version                        %7.2f ms", mv * 1000))
         print(String(format: "  magnets move, file with %7d ops       %7.2f ms", bigOps, mb * 1000))
         print(String(format: "  magnets move, file with %7d ops       %7.2f ms", smallOps, ms * 1000))
+        let my = Measure.median(onSynced)
+        print(String(format: "  magnets move, file after %d syncs (%d ops)  %7.2f ms", syncs, syncedOps, my * 1000))
         print(String(format: "  ratio big/small   %.3f   (target ≤ 1.1)", mb / ms))
+        print(String(format: "  ratio synced/small   %.3f   (the same target: one op's cost must not grow with the file's history)", my / ms))
         print(String(format: "  ratio move/--version   %.3f   (target ≤ 1.5)", mb / mv))
         print(String(format: "  file at %d ops: %d bytes = %.1f bytes/op   (target ≤ 48)", bigOps, bytes, Double(bytes) / Double(bigOps)))
     }
