@@ -184,6 +184,37 @@ struct BoardFileTests {
         #expect(try a.check().isClean && b.check().isClean)
     }
 
+    @Test("ops that all sort after a file's own are taken at the end of its log: the sender is not written, the receiver checks clean")
+    func fastForward() throws {
+        let a = try make("a.magnets", replica: "alice", interval: 8)
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))) }
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        for i in 0..<20 { // past a few checkpoints, so a replay would have work to do
+            try a.record(author: "alice") { board in .move(magnet: board.sortedMagnets[0].id, target: .point(Point(x: Double(100 + 20 * i), y: 200))) }
+        }
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
+        for target in [Point(x: 430, y: 130), Point(x: 700, y: 500)] { // a capture, then an escape
+            try a.record(author: "alice") { board in .move(magnet: board.sortedMagnets[0].id, target: .point(target)) }
+        }
+        try a.close()
+        let before = try Data(contentsOf: folder.appendingPathComponent("a.magnets"))
+        let sender = try BoardFile.open(folder.appendingPathComponent("a.magnets").path)
+        let report = try BoardFile.sync(sender, b)
+        #expect(report.intoA == 0 && report.intoB == 2 && report.conflicts == 0)
+        #expect(try sender.db.read(\.totalChangesCount) == 0) // not a row written (a replay would rewrite its outcomes)
+        try sender.close()
+        #expect(try Data(contentsOf: folder.appendingPathComponent("a.magnets")) == before)
+        let again = try BoardFile.open(folder.appendingPathComponent("a.magnets").path)
+        #expect(try b.check().isClean && b.current().board == again.current().board)
+        // The same through a bundle.
+        let bundle = folder.appendingPathComponent("new.bundle").path
+        _ = try again.exportOps(to: bundle, since: try c.current().clock)
+        #expect(try c.importOps(from: bundle).added == 2)
+        #expect(try c.check().isClean && c.current().board == again.current().board)
+    }
+
     @Test("a stored context that names its own run's replica (a damaged file) is read without that entry")
     func contextNamingOwnReplica() throws {
         let a = try make()

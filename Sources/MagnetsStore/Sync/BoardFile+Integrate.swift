@@ -56,10 +56,32 @@ extension BoardFile {
     /// - Complexity: O(ops after the checkpoint + fresh ops) applies.
     static func integrate(_ fresh: [Operation], earliest: OrderKey, version: VectorClock, lamports: [String: Int],
                           interval: Int, _ db: Database, index: LogIndex) throws -> Integration {
+        if let (start, startClock) = try endOfLog(before: fresh, db, index: index) {
+            return replay(fresh, from: start, startClock: startClock, version: version, lamports: lamports, interval: interval)
+        }
         let (start, startClock) = try checkpoint(before: earliest, db)
         let held = try ops(after: start.after, db, index: index)
         return replay(Timeline.merged(held, fresh), from: start, startClock: startClock, version: version,
                       lamports: lamports, interval: interval)
+    }
+
+    /// The file's current board as a place to resume from, with its version vector, when the
+    /// first of `fresh` (ops in replay order) sorts after the file's last op: they are then
+    /// applied at the end of the log, with no replay. `nil` otherwise.
+    static func endOfLog(before fresh: [Operation], _ db: Database, index: LogIndex) throws -> (Timeline.Checkpoint, VectorClock)? {
+        guard let first = fresh.first, let last = try lastOrderKey(db, index: index), last < OrderKey(first) else { return nil }
+        let (board, count) = try loadState(db, index: index)
+        return (Timeline.Checkpoint(position: count, board: board, after: last), index.version)
+    }
+
+    /// The replay-order key of the file's last op: of the ops with the largest Lamport number,
+    /// the one whose replica id sorts last.
+    static func lastOrderKey(_ db: Database, index: LogIndex) throws -> OrderKey? {
+        guard let top = try Int64.fetchOne(db, sql: "SELECT max(id) FROM op") else { return nil }
+        let lamport = OpKey.lamport(top)
+        let keys = try Int64.fetchAll(db, sql: "SELECT id FROM op WHERE id >= ?", arguments: [OpKey.first(lamport: lamport)])
+        let names = keys.compactMap { index.replicaNames[OpKey.replica($0)] }
+        return names.max(by: ReplicaOrder.precedes).map { OrderKey(lamport: lamport, replica: $0) }
     }
 
     /// Replays a window (every op after `start`, in replay order) on top of the checkpoint.

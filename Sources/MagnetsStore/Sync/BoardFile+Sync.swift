@@ -104,6 +104,8 @@ extension BoardFile {
         var admittedA: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var admittedB: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var integration: Integration?
+        /// Where a file that only receives resumes, when its new ops all sort after its own.
+        var endA: (Timeline.Checkpoint, VectorClock)?, endB: (Timeline.Checkpoint, VectorClock)?
         var report: SyncReport?
 
         init(dryRun: Bool, interval: Int, secondFile: BoardFile) {
@@ -156,6 +158,10 @@ extension BoardFile {
             if role == .a { trace.mark("read \(toA.count) + \(toB.count) missing ops") }
             let admitted = try admit(role == .a ? toA : toB, index: mine)
             if role == .a { admittedA = admitted } else { admittedB = admitted }
+            // When only this file receives ops and they all sort after its own, it takes them at
+            // the end of its log, from its current board: no replay.
+            let end = (role == .a ? toB : toA).isEmpty ? try endOfLog(before: admitted.ops, db, index: mine) : nil
+            if role == .a { endA = end } else { endB = end }
             try meet(role)                                                   // 3: both admitted
             let (intoA, intoB) = (admittedA!, admittedB!)
             if role == .a {
@@ -164,6 +170,25 @@ extension BoardFile {
             }
             guard !intoA.ops.isEmpty || !intoB.ops.isEmpty else { // nothing to exchange: both sides stop here
                 if role == .a { report = SyncReport(intoA: 0, intoB: 0, conflicts: 0, clock: intoA.version, dryRun: dryRun) }
+                return
+            }
+            if endA != nil || endB != nil { // one file gets everything new, at the end of its log
+                let receiving: Role = endA != nil ? .a : .b
+                if role == receiving {
+                    let fresh = role == .a ? intoA : intoB
+                    let (start, startClock) = (role == .a ? endA : endB)!
+                    let integration = replay(fresh.ops, from: start, startClock: startClock, version: fresh.version,
+                                             lamports: fresh.lamports, interval: interval)
+                    if !dryRun {
+                        try insert(fresh.ops, db, index: &index)
+                        try writeDerived(integration, db, index: &index)
+                    }
+                    trace.mark("applied \(fresh.ops.count) ops at the end of \(role == .a ? "A" : "B")")
+                } else {
+                    // The sender holds every op already, with the outcomes the receiver computes.
+                    report = SyncReport(intoA: intoA.ops.count, intoB: intoB.ops.count, conflicts: 0, clock: intoA.version, dryRun: dryRun)
+                }
+                try meet(role)                                               // 4: written; commit together
                 return
             }
             if role == .a {
