@@ -199,17 +199,15 @@ extension BoardFile {
         trace.mark("wrote checkpoints and state")
     }
 
-    /// How many conflicts a replayed window holds between an op of `left` and an op of `right`
-    /// (two lists of its ops, each in replay order, that share none).
-    static func conflictCount(in timeline: Timeline, between left: [Operation], and right: [Operation]) -> Int {
-        // Which list each op of the window came from, found in one merge-like pass.
-        var side = [UInt8](repeating: 0, count: timeline.ops.count)
-        var l = 0, r = 0
-        let ops = timeline.ops
-        for k in ops.indices {
-            if l < left.count, left[l].id == ops[k].id { side[k] = 1; l += 1 } else if r < right.count, right[r].id == ops[k].id { side[k] = 2; r += 1 }
+    /// For each op of a window, which of two lists of its ops (each in replay order, sharing
+    /// none) it came from: 1 the first, 2 the second, 0 neither. Found in one merge-like pass.
+    static func sides(of window: [Operation], intoA: [Operation], intoB: [Operation]) -> [UInt8] {
+        var side = [UInt8](repeating: 0, count: window.count)
+        var a = 0, b = 0
+        for k in window.indices {
+            if a < intoA.count, intoA[a].id == window[k].id { side[k] = 1; a += 1 } else if b < intoB.count, intoB[b].id == window[k].id { side[k] = 2; b += 1 }
         }
-        return Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { side[$0] | side[$1] == 3 }
+        return side
     }
 
     /// The ops of `db` that a log with version `other` lacks. With `otherLamports` (the other

@@ -104,6 +104,8 @@ extension BoardFile {
         var admittedA: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var admittedB: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var integration: Integration?
+        /// For each op of the window: 1 when A received it, 2 when B did, else 0.
+        var sides: [UInt8]?
         /// Where a file that only receives resumes, when its new ops all sort after its own.
         var endA: (Timeline.Checkpoint, VectorClock)?, endB: (Timeline.Checkpoint, VectorClock)?
         var report: SyncReport?
@@ -148,22 +150,24 @@ extension BoardFile {
             let shared = Self.sharedReplicas(indexA!, indexB!)
             let probes = try shared.map { try op(OpID(replica: $0.name, seq: $0.common), lamport: $0.lamport, db, index: mine) }
             if role == .a { probesA = probes } else { probesB = probes }
-            // The ops the other file lacks, read by key range from this one.
-            let lacking = try ops(missingFrom: theirs.version, otherLamports: theirs.lamports, db, index: mine)
-            if role == .a { toB = lacking } else { toA = lacking }
-            try meet(role)                                                   // 2: probes and missing ops
-            for (k, replica) in shared.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
-                throw StoreError.replicaClash(replica.name)
+            do { // (a scope, so that these arrays are let go once handed over)
+                // The ops the other file lacks, read by key range from this one.
+                let lacking = try ops(missingFrom: theirs.version, otherLamports: theirs.lamports, db, index: mine)
+                if role == .a { toB = lacking } else { toA = lacking }
+                try meet(role)                                               // 2: probes and missing ops
+                for (k, replica) in shared.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
+                    throw StoreError.replicaClash(replica.name)
+                }
+                if role == .a { trace.mark("read \(toA.count) + \(toB.count) missing ops") }
+                let admitted = try admit(role == .a ? toA : toB, index: mine)
+                if role == .a { admittedA = admitted } else { admittedB = admitted }
+                // When only this file receives ops and they all sort after its own, it takes them
+                // at the end of its log, from its current board: no replay.
+                let end = (role == .a ? toB : toA).isEmpty ? try endOfLog(before: admitted.ops, db, index: mine) : nil
+                if role == .a { endA = end } else { endB = end }
             }
-            if role == .a { trace.mark("read \(toA.count) + \(toB.count) missing ops") }
-            let admitted = try admit(role == .a ? toA : toB, index: mine)
-            if role == .a { admittedA = admitted } else { admittedB = admitted }
-            // When only this file receives ops and they all sort after its own, it takes them at
-            // the end of its log, from its current board: no replay.
-            let end = (role == .a ? toB : toA).isEmpty ? try endOfLog(before: admitted.ops, db, index: mine) : nil
-            if role == .a { endA = end } else { endB = end }
             try meet(role)                                                   // 3: both admitted
-            let (intoA, intoB) = (admittedA!, admittedB!)
+            var (intoA, intoB) = (admittedA!, admittedB!)
             if role == .a {
                 toA = []; toB = [] // the admitted copies are all that is needed from here on
                 trace.mark("admitted them")
@@ -204,9 +208,11 @@ extension BoardFile {
                 trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
                 let replayed = DispatchSemaphore(value: 0)
                 let interval = interval
-                Thread.detachNewThread { [self] in
-                    integration = replay(window, from: start, startClock: startClock, version: intoA.version,
-                                         lamports: intoA.lamports, interval: interval)
+                Thread.detachNewThread { [self, window, opsA = intoA.ops, opsB = intoB.ops, version = intoA.version, lamports = intoA.lamports] in
+                    let integration = replay(window, from: start, startClock: startClock, version: version, lamports: lamports,
+                                             interval: interval)
+                    sides = BoardFile.sides(of: integration.timeline.ops, intoA: opsA, intoB: opsB)
+                    self.integration = integration
                     replayed.signal()
                 }
                 defer { replayed.wait() }
@@ -214,14 +220,19 @@ extension BoardFile {
             } else if !dryRun {
                 try insert(intoB.ops, db, index: &index)
             }
+            let (countA, countB, clock) = (intoA.ops.count, intoB.ops.count, intoA.version)
             try meet(role)                                                   // 4: the replayed window, the logs complete
+            // The exchanged ops are in both logs and in the window now: their own lists can go.
+            intoA.ops = []
+            intoB.ops = []
+            if role == .a { admittedA = nil; admittedB = nil }
             // The count of conflicts, on a third thread while both files are written.
             let counted = DispatchSemaphore(value: 0)
             if role == .b {
                 Thread.detachNewThread { [self] in
-                    let count = conflictCount(in: integration!.timeline, between: intoA.ops, and: intoB.ops)
-                    report = SyncReport(intoA: intoA.ops.count, intoB: intoB.ops.count, conflicts: count,
-                                        clock: intoA.version, dryRun: dryRun)
+                    let sides = self.sides!, timeline = integration!.timeline
+                    let count = Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { sides[$0] | sides[$1] == 3 }
+                    report = SyncReport(intoA: countA, intoB: countB, conflicts: count, clock: clock, dryRun: dryRun)
                     counted.signal()
                 }
             }
