@@ -16,14 +16,9 @@ public struct Operation: Hashable, Codable, Sendable {
     public var payload: Payload
 
     public init(id: OpID, lamport: Int, context: VectorClock, author: String, time: Int64, payload: Payload) {
-        self.id = id
-        self.lamport = lamport
         var context = context
         context[id.replica] = 0
-        self.context = context
-        self.author = author
-        self.time = time
-        self.payload = payload
+        self.init(id: id, lamport: lamport, contextWithoutOwnReplica: context, author: author, time: time, payload: payload)
     }
 
     /// The same, for a context already known to leave the op's own replica out (a store checks
