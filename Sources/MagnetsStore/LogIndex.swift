@@ -102,11 +102,7 @@ struct LogIndex {
     /// Notes that op (replica, seq) — the replica's next — has this context and author: a new
     /// run starts unless they are those of the replica's latest run.
     mutating func extendRun(replica: Int64, seq: Int, context: Int64, author: Int64, _ db: Database) throws {
-        if !complete, runs[replica] == nil { // only the replica's latest run matters here
-            let latest = try Row.fetchOne(db, sql: "SELECT first_seq, context, author FROM op_run WHERE replica = ? ORDER BY first_seq DESC LIMIT 1",
-                                          arguments: [replica])
-            runs[replica] = try latest.map { [Run(firstSeq: try $0.decode(atIndex: 0), context: try $0.decode(atIndex: 1), author: try $0.decode(atIndex: 2))] } ?? []
-        }
+        try loadLatestRun(of: replica, db)
         if let last = runs[replica]?.last, last.context == context, last.author == author, last.firstSeq <= seq { return }
         let run = Run(firstSeq: seq, context: context, author: author)
         let statement = try FastStatement(db, "INSERT INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)")
@@ -116,6 +112,27 @@ struct LogIndex {
         statement.bind(4, author)
         try statement.step(db)
         runs[replica, default: []].append(run)
+    }
+
+    /// For an incomplete index: the replica's latest run, with the text of its context and the
+    /// name of its author (the next op nearly always shares them: then they need no lookup).
+    mutating func loadLatestRun(of replica: Int64, _ db: Database) throws {
+        guard !complete, runs[replica] == nil else { return }
+        runs[replica] = []
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT r.first_seq, r.context, r.author, c.clock, a.name FROM op_run r
+            JOIN context c ON c.id = r.context JOIN author a ON a.id = r.author
+            WHERE r.replica = ? ORDER BY r.first_seq DESC LIMIT 1
+            """, arguments: [replica]) else { return }
+        let run = Run(firstSeq: try row.decode(atIndex: 0), context: try row.decode(atIndex: 1), author: try row.decode(atIndex: 2))
+        let text: String = try row.decode(atIndex: 3), author: String = try row.decode(atIndex: 4)
+        runs[replica] = [run]
+        if let clock = VectorClock(parsing: text) {
+            contextIDs[text] = run.context
+            contexts[run.context] = clock
+        }
+        authorIDs[author] = run.author
+        authorNames[run.author] = author
     }
 
     mutating func replicaID(_ name: String, _ db: Database) throws -> Int64 {

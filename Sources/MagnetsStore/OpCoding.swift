@@ -84,6 +84,7 @@ enum OpCoding {
         guard op.lamport <= OpKey.maxLamport, replicaID <= OpKey.maxReplicas else {
             throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46 or the file holds 65535 replicas")
         }
+        try index.loadLatestRun(of: replicaID, db) // (an incomplete index learns its context and author here)
         let contextID = try index.contextID(op.context, db)
         let authorID = try NameCache.id(&names.author, op.author) { try index.authorID(op.author, db) }
         try index.extendRun(replica: replicaID, seq: op.id.seq, context: contextID, author: authorID, db)
