@@ -61,7 +61,8 @@ let package = Package(
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         // Fixtures/ holds board files of older formats.
-        .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore", "magnets"], exclude: ["Fixtures"]),
+        .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore", "magnets", .product(name: "GRDB", package: "GRDB.swift")],
+                    exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

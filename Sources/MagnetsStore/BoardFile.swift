@@ -98,18 +98,23 @@ public final class BoardFile {
             // One deferred read transaction, not `db.read` (which also switches query_only on
             // and off): this runs at the start of every command.
             let (boardID, replica, interval, pending) = try db.inDatabase { db in try BoardFile.inReadTransaction(db) { db -> (String, String, Int, Bool) in
-                let tables = try String.fetchSet(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-                guard tables.contains("grdb_migrations"), tables.contains("meta") else {
+                // The migrations it has had, against those this program knows (one query, where
+                // the migrator would make two): one it does not know means a newer schema. A
+                // database without that table, or without `meta`, is something else.
+                func somethingElse(_ error: DatabaseError) -> Bool { error.message?.hasPrefix("no such table") ?? false }
+                let applied: Set<String>
+                do { applied = try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations") } catch let error as DatabaseError where somethingElse(error) {
                     throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
                 }
-                // The migrations it has had, against those this program knows (one query, where
-                // the migrator would make two): one it does not know means a newer schema.
-                let applied = try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations")
                 let known = Set(knownMigrations)
                 guard applied.isSubset(of: known) else { throw StoreError.newerSchema(path) }
                 // A damaged file may hold NULL, non-text or repeated keys: the first text one counts.
                 var meta: [String: String] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
+                let metaRows: [Row]
+                do { metaRows = try Row.fetchAll(db, sql: "SELECT key, value FROM meta") } catch let error as DatabaseError where somethingElse(error) {
+                    throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
+                }
+                for row in metaRows {
                     guard let key = String.fromDatabaseValue(row[0]), let value = String.fromDatabaseValue(row[1]),
                           meta[key] == nil else { continue }
                     meta[key] = value

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 /// Every local command through the built binary, in a fresh folder: what it does when it works,
@@ -228,14 +229,17 @@ struct CommandTests {
         return WritersTests.Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: "")
     }
 
-    @Test("check finds derived state that disagrees with the log; --repair mends it", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")))
+    /// Runs SQL on a file with SQLite directly, as another program would.
+    func sqlite(_ path: String, _ sql: String) throws {
+        let db = try DatabaseQueue(path: path)
+        try db.writeWithoutTransaction { try $0.execute(sql: sql) }
+        try db.close()
+    }
+
+    @Test("check finds derived state that disagrees with the log; --repair mends it")
     func checkAndRepair() throws {
         prepared()
-        let tamper = Process()
-        tamper.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        tamper.arguments = [dir + "/board.magnets", "update magnet set x = 999; update tile set remaining = 7 where letter = 'A'"]
-        try tamper.run(); tamper.waitUntilExit()
-        #expect(tamper.terminationStatus == 0)
+        try sqlite(dir + "/board.magnets", "update magnet set x = 999; update tile set remaining = 7 where letter = 'A'")
         let before = snapshot()
         let check = run("check", "--json")
         #expect(check.status == 1)
@@ -364,14 +368,16 @@ struct CommandTests {
     }
 
     @Test("another SQLite database is refused by every command and left unchanged",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")),
           arguments: [["show"], ["tray", "add", "A"], ["check", "--repair"], ["history", "--format", "csv"], ["init"]])
     func anotherDatabase(args: [String]) throws {
-        let make = Process()
-        make.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        make.arguments = [dir + "/notes.db", "pragma journal_mode=wal; create table note(id integer primary key, body text); insert into note(body) values ('hello'); create table meta(key text, value text);"]
-        make.standardOutput = FileHandle.nullDevice
-        try make.run(); make.waitUntilExit()
-        refused(args + ["-b", "notes.db"], status: 1, args == ["init"] ? "already exists" : "not a magnets board")
+        // One with a `meta` table (as a board has) and one without.
+        try sqlite(dir + "/notes.db", """
+            pragma journal_mode=wal; create table note(id integer primary key, body text);
+            insert into note(body) values ('hello'); create table meta(key text, value text);
+            """)
+        try sqlite(dir + "/plain.db", "create table note(id integer primary key, body text); insert into note(body) values ('hi')")
+        for name in ["notes.db", "plain.db"] {
+            refused(args + ["-b", name], status: 1, args == ["init"] ? "already exists" : "not a magnets board (it is an SQLite database of something else)")
+        }
     }
 }
