@@ -125,6 +125,25 @@ extension BoardFile {
         public var events: [Event]
     }
 
+    /// The magnets ever pulled with this letter — on the board now or returned since — by
+    /// (replica, seq). A pull the rules rejected made none.
+    ///
+    /// - Complexity: O(n) in the log's length.
+    public func magnetsPulled(letter: String) throws -> [MagnetID] {
+        try read { db in
+            let index = try LogIndex.load(db)
+            var found: [MagnetID] = []
+            try BoardFile.forEachOp(after: nil, db, index: index) { op, stored in
+                guard case .pull(let pulled, _, _) = op.payload, pulled == letter else { return true }
+                if case .pulled? = try OpCoding.events(for: op, stored: stored, labels: index.labels).first {
+                    found.append(MagnetID(pulledBy: op.id))
+                }
+                return true
+            }
+            return found.sorted()
+        }
+    }
+
     /// `true` when the log holds the pull that made this magnet (whether it is still on the
     /// board or was returned since).
     ///

@@ -557,6 +557,8 @@ struct ExportTests {
         #expect(story("alice-8", "--limit", "2") == ["alice:9", "bob:2"])
         // alice-7, returned (no longer on the board, so by its id): pulled into the zone, escaped it, returned.
         #expect(story("alice-7") == ["alice:7", "alice:10", "alice:12"])
+        // … and by its letter, which no magnet on the board bears now: the log knows whose it was.
+        #expect(story("H") == ["alice:7", "alice:10", "alice:12"])
         // alice-11: pulled, then re-clamped by the resize.
         #expect(story("alice-11") == ["alice:11", "alice:13"])
         #expect(story("A") == ["alice:11", "alice:13"])

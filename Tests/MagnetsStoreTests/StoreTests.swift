@@ -215,6 +215,27 @@ struct BoardFileTests {
         #expect(try c.check().isClean && c.current().board == again.current().board)
     }
 
+    @Test("the magnets ever pulled with a letter: on the board or returned, not a rejected pull")
+    func magnetsPulledByLetter() throws {
+        let a = try make()
+        try a.record(author: "alice") { _ in .trayAdd(letter: "Q", color: "red", size: .magnetDefault, count: 2) }
+        for x in [100.0, 200.0] {
+            try a.record(author: "alice") { _ in .pull(letter: "Q", color: "red", target: .point(Point(x: x, y: 100))) }
+        }
+        try a.record(author: "alice") { board in .returnMagnet(board.sortedMagnets[0].id) } // alice-3 back: one Q left
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        // Both take the last Q at once: after the merge, bob's pull is rejected and made no magnet.
+        try a.record(author: "alice") { _ in .pull(letter: "Q", color: "red", target: .point(Point(x: 400, y: 100))) }
+        try b.record(author: "bob") { _ in .pull(letter: "Q", color: "red", target: .point(Point(x: 300, y: 100))) }
+        _ = try BoardFile.sync(a, b)
+        let ids = try a.magnetsPulled(letter: "Q")
+        #expect(ids == [MagnetID(replica: "alice", seq: 3), MagnetID(replica: "alice", seq: 4), MagnetID(replica: "alice", seq: 6)])
+        #expect(try b.magnetsPulled(letter: "Q") == ids)
+        let onBoard = try a.current().board.magnets.values.filter { $0.letter == "Q" }.map(\.id).sorted()
+        #expect(onBoard == [MagnetID(replica: "alice", seq: 4), MagnetID(replica: "alice", seq: 6)])
+        #expect(try a.magnetsPulled(letter: "R").isEmpty)
+    }
+
     @Test("a stored context that names its own run's replica (a damaged file) is read without that entry")
     func contextNamingOwnReplica() throws {
         let a = try make()

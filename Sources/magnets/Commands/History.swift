@@ -24,9 +24,20 @@ extension Magnets {
             var magnetID: MagnetID?
             if let magnet {
                 // An id names a magnet even after it was returned, as long as some op pulled it;
-                // anything else is looked up as commands do (id, letter, prefix).
+                // anything else is looked up as commands do (id, letter, prefix), and a letter no
+                // magnet on the board bears may be that of one returned since: the log knows.
                 if let id = MagnetID(magnet), try file.hasPulled(id) { magnetID = id } else {
-                    magnetID = try file.current().board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get()
+                    switch try file.current().board.resolveMagnet(magnet) {
+                    case .success(let id): magnetID = id
+                    case .failure(let error):
+                        let pulled = error.ambiguous ? [] : try file.magnetsPulled(letter: magnet)
+                        guard !pulled.isEmpty else { throw StoreError.refused(error.description) }
+                        guard pulled.count == 1 else {
+                            throw StoreError.refused("'\(magnet)' was the letter of several magnets, none on the board now: "
+                                                     + pulled.map(\.description).joined(separator: ", ") + " (name one by its id)")
+                        }
+                        magnetID = pulled[0]
+                    }
                 }
             }
             let format = options.json ? .json : self.format
