@@ -21,11 +21,14 @@ public enum Timelapse {
         public var board: Board
         /// The op's description, e.g. `alice:3 magnet.move alice-2 → 430,130 — captured by zone 'slot'`.
         public var caption: String
+        /// `true` when the rules rejected the op (the board is unchanged): the page marks the step.
+        public var rejected: Bool
 
         /// A frame showing `board` with `caption` under it.
-        public init(board: Board, caption: String) {
+        public init(board: Board, caption: String, rejected: Bool = false) {
             self.board = board
             self.caption = caption
+            self.rejected = rejected
         }
     }
 
@@ -34,7 +37,8 @@ public enum Timelapse {
     /// - Complexity: O(total size of the frames' SVG pictures).
     public static func render(title: String, frames: [Frame]) -> String {
         let data = JSONValue.array(frames.map { frame in
-            .object([("caption", .string(frame.caption)), ("svg", .string(SVGPicture.element(frame.board)))])
+            .object([("caption", .string(frame.caption)), ("rejected", .bool(frame.rejected)),
+                     ("svg", .string(SVGPicture.element(frame.board)))])
         })
         let last = frames.last
         let count = frames.count
@@ -102,6 +106,8 @@ public enum Timelapse {
     #steps li { cursor: pointer; padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
     #steps li:hover { background: #efebe3; }
     #steps li.current { background: #dfe8f3; }
+    #steps li.rejected, #caption.rejected { color: #9a3b2e; }
+    #steps li.rejected::before, #caption.rejected::before { content: "✕ rejected · "; font-weight: 600; }
     """
 
     static let script = """
@@ -120,6 +126,7 @@ public enum Timelapse {
       frames.forEach(function (frame, i) {
         var li = document.createElement("li");
         li.textContent = frame.caption;
+        if (frame.rejected) { li.className = "rejected"; }
         li.addEventListener("click", function () { stop(); show(i); });
         steps.appendChild(li);
         items.push(li);
@@ -129,8 +136,8 @@ public enum Timelapse {
         i = Math.max(0, Math.min(frames.length - 1, i));
         if (i !== current) {
           stage.innerHTML = frames[i].svg;
-          if (current >= 0) { items[current].className = ""; }
-          items[i].className = "current";
+          if (current >= 0) { items[current].className = frames[current].rejected ? "rejected" : ""; }
+          items[i].className = frames[i].rejected ? "current rejected" : "current";
           // Keep the current step in view by scrolling the list alone (scrollIntoView would
           // scroll the whole page too, away from the board).
           var item = items[i], top = item.offsetTop - steps.offsetTop;
@@ -143,6 +150,7 @@ public enum Timelapse {
         scrub.value = String(i);
         counter.textContent = (i + 1) + " / " + frames.length;
         caption.textContent = frames[i].caption;
+        caption.className = frames[i].rejected ? "rejected" : "";
       }
       function delay() { return 700 / (parseFloat(speed.value) || 1); }
       function tick() {

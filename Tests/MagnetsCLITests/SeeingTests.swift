@@ -367,5 +367,10 @@ struct SeeingTests {
         #expect(frames.map { ($0["caption"] as? String)?.split(separator: " ").first.map(String.init) } == Self.order.map(Optional.some))
         #expect(frames.allSatisfy { ($0["svg"] as? String)?.hasPrefix("<svg") == true })
         #expect((frames.first { ($0["caption"] as? String)?.hasPrefix("alice:12") == true }?["caption"] as? String)?.contains("rejected") == true)
+        // Rejected steps are marked: exactly the frames whose op the rules rejected.
+        func op(_ frame: [String: Any]) -> String { (frame["caption"] as? String)?.split(separator: " ").first.map(String.init) ?? "" }
+        let marked = frames.filter { $0["rejected"] as? Bool == true }.map(op)
+        #expect(marked.contains("alice:12") && marked == frames.filter { ($0["caption"] as? String)?.contains("rejected:") == true }.map(op))
+        #expect(frames.allSatisfy { $0["rejected"] is Bool } && page.contains("#steps li.rejected"))
     }
 }

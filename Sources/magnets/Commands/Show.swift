@@ -63,8 +63,8 @@ extension Magnets {
             var frames: [Timelapse.Frame] = []
             try file.history { entry in
                 if let at, entry.position > at { return }
-                _ = board.apply(entry.op)
-                frames.append(Timelapse.Frame(board: board, caption: History.caption(entry)))
+                let outcome = board.apply(entry.op)
+                frames.append(Timelapse.Frame(board: board, caption: History.caption(entry), rejected: outcome.isRejected))
             }
             if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(frames.count) ops", frames: frames),
                                        to: timelapse!, as: .html) {
