@@ -35,6 +35,17 @@ struct ConflictTests {
         #expect(conflicts.first?.earlier == OpID(replica: "alice", seq: 6) && conflicts.first?.later == OpID(replica: "bob", seq: 1))
     }
 
+    @Test("count agrees with find, and its pair filter keeps exactly the pairs it accepts")
+    func count() throws {
+        let (timeline, conflicts) = try Self.merge(alice: .move(magnet: Self.m, target: .point(P(200, 200))),
+                                                   bob: .move(magnet: Self.m, target: .point(P(700, 500))))
+        #expect(conflicts.count == 1)
+        #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) == 1)
+        let bob = try #require(timeline.ops.firstIndex { $0.id.replica == "bob" })
+        #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { $1 == bob } == 1)
+        #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { $1 != bob } == 0)
+    }
+
     @Test("a move and a return: the later return wins; a later move of a returned magnet is rejected")
     func returns() throws {
         let (t1, c1) = try Self.merge(alice: .returnMagnet(Self.m), bob: .move(magnet: Self.m, target: .point(P(5, 5))))

@@ -42,19 +42,17 @@ extension Conflict {
     /// - both name the same zone or boundary (add/add, remove/remove).
     ///
     /// - Complexity: O(n) in the number of ops.
-    /// With `settle: false` the `settled` sentences are left empty (for counting). `pairs`, when
-    /// given, is asked first about each candidate pair (by index into `ops`, earlier then later):
-    /// pairs it declines are not checked for concurrency and not reported.
-    public static func find(in ops: [Operation], outcomes: [Outcome], settle: Bool = true,
-                            pairs: ((Int, Int) -> Bool)? = nil) -> [Conflict] {
+    public static func find(in ops: [Operation], outcomes: [Outcome]) -> [Conflict] {
         var found: [Conflict] = []
-        scan(ops, outcomes, pairs: pairs) { earlier, later, subject, settled in
-            found.append(Conflict(earlier: ops[earlier].id, later: ops[later].id, on: subject, settled: settle ? settled(ops[earlier]) : ""))
+        scan(ops, outcomes, pairs: nil) { earlier, later, subject, settled in
+            found.append(Conflict(earlier: ops[earlier].id, later: ops[later].id, on: subject, settled: settled(ops[earlier])))
         }
         return found
     }
 
-    /// How many conflicts `find` would report, without making them.
+    /// How many conflicts `find` would report, without making them. `pairs`, when given, is
+    /// asked first about each candidate pair (by index into `ops`, earlier then later): pairs it
+    /// declines are not checked for concurrency and not counted.
     public static func count(in ops: [Operation], outcomes: [Outcome], pairs: ((Int, Int) -> Bool)? = nil) -> Int {
         var count = 0
         scan(ops, outcomes, pairs: pairs) { _, _, _, _ in count += 1 }
