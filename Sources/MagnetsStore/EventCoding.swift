@@ -14,10 +14,23 @@ enum EventCoding {
     // MARK: - Writing
 
     static func encode(_ events: [Event], for op: Operation, labels: inout Labels) -> [UInt8] {
-        var writer = Writer(own: ownMagnet(of: op), target: target(of: op), labels: labels)
+        var out: [UInt8] = []
+        encode(events, for: op, labels: &labels, into: &out)
+        return out
+    }
+
+    /// Appends the encoded events to `out`: a sync encodes all of a window's outcomes into one
+    /// buffer, with no array of its own per outcome.
+    static func encode(_ events: [Event], for op: Operation, labels: inout Labels, into out: inout [UInt8]) {
+        var writer = Writer(own: ownMagnet(of: op), target: target(of: op))
+        // The buffer and the labels are moved in and out (no copy of either).
+        swap(&writer.out, &out)
+        swap(&writer.labels, &labels)
+        defer {
+            swap(&writer.out, &out)
+            swap(&writer.labels, &labels)
+        }
         for event in events { writer.write(event) }
-        labels = writer.labels
-        return writer.out
     }
 
     /// The magnet an op is about, if any.
@@ -38,14 +51,12 @@ enum EventCoding {
         let own: MagnetID?
         let target: Point?
         var last: Point?
-        var labels: Labels
+        var labels = Labels()
         var out: [UInt8] = []
 
-        init(own: MagnetID?, target: Point?, labels: Labels) {
+        init(own: MagnetID?, target: Point?) {
             self.own = own
             self.target = target
-            self.labels = labels
-            out.reserveCapacity(16)
         }
 
         mutating func label(_ name: String) { varint(UInt64(labels.id(name))) }

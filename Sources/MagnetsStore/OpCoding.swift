@@ -237,6 +237,14 @@ enum OpCoding {
         isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op, labels: &labels)
     }
 
+    /// Appends the bytes to store for these events to `out`, unless they are the plain ones
+    /// (then it returns `false` and appends nothing).
+    static func storeEvents(for op: Operation, _ events: [Event], labels: inout Labels, into out: inout [UInt8]) -> Bool {
+        if isPlain(events, for: op) { return false }
+        EventCoding.encode(events, for: op, labels: &labels, into: &out)
+        return true
+    }
+
     /// The events of an op from its stored bytes (or the plain ones when nothing is stored).
     static func events(for op: Operation, stored: [UInt8]?, labels: Labels) throws -> [Event] {
         guard let stored else {

@@ -29,16 +29,20 @@ enum OutcomePages {
     // MARK: - Encoding
 
     static func append(_ entry: Entry, after previous: Int64, to blob: inout [UInt8]) {
-        let step = UInt64(OpKey.lamport(entry.key) - OpKey.lamport(previous))
-        let replica = OpKey.replica(entry.key)
+        append(key: entry.key, events: entry.events[...], after: previous, to: &blob)
+    }
+
+    static func append(key: Int64, events: ArraySlice<UInt8>, after previous: Int64, to blob: inout [UInt8]) {
+        let step = UInt64(OpKey.lamport(key) - OpKey.lamport(previous))
+        let replica = OpKey.replica(key)
         if replica == OpKey.replica(previous) {
             varint(step << 1, &blob)
         } else {
             varint(step << 1 | 1, &blob)
             varint(UInt64(replica), &blob)
         }
-        varint(UInt64(entry.events.count), &blob)
-        blob.append(contentsOf: entry.events)
+        varint(UInt64(events.count), &blob)
+        blob.append(contentsOf: events)
     }
 
     private static func varint(_ v: UInt64, _ out: inout [UInt8]) {
@@ -138,15 +142,20 @@ enum OutcomePages {
         }
 
         mutating func add(_ entry: Entry, _ db: Database) throws {
+            try add(key: entry.key, events: entry.events[...], db)
+        }
+
+        mutating func add(key: Int64, events: ArraySlice<UInt8>, _ db: Database) throws {
             // An entry takes its events plus a head and a length: 9 bytes covers all but huge steps.
-            if first == nil || blob.count + entry.events.count + 9 > pageBytes {
+            if first == nil || blob.count + events.count + 9 > pageBytes {
                 try finish(db)
-                first = entry.key
+                first = key
                 blob = []
-                last = entry.key
+                blob.reserveCapacity(pageBytes)
+                last = key
             }
-            append(entry, after: last, to: &blob)
-            last = entry.key
+            append(key: key, events: events, after: last, to: &blob)
+            last = key
             dirty = true
         }
 

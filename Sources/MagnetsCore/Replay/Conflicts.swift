@@ -54,16 +54,37 @@ extension Conflict {
     /// asked first about each candidate pair (by index into `ops`, earlier then later): pairs it
     /// declines are not checked for concurrency and not counted.
     public static func count(in ops: [Operation], outcomes: [Outcome], pairs: ((Int, Int) -> Bool)? = nil) -> Int {
-        var count = 0
-        scan(ops, outcomes, pairs: pairs) { _, _, _, _ in count += 1 }
-        return count
+        var counter = Counter(pairs: pairs)
+        counter.count(ops, outcomes[...], from: 0)
+        return counter.total
     }
 
-    /// Calls `report` with each conflict: the indexes of its two ops, what they were about, and
-    /// how to say how it was settled (given the earlier op).
+    /// Counts conflicts as `count` does, a stretch of the replay order at a time (as a replay
+    /// hands its outcomes over): feed it the stretches in order.
+    public struct Counter {
+        public private(set) var total = 0
+        private var scanner = Scanner()
+        private let pairs: ((Int, Int) -> Bool)?
+
+        public init(pairs: ((Int, Int) -> Bool)? = nil) { self.pairs = pairs }
+
+        /// Counts the conflicts of `ops[start..<start + outcomes.count]`, whose outcomes these are
+        /// (`ops` is the whole replay order: earlier ops are looked up in it).
+        public mutating func count(_ ops: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int) {
+            var found = 0
+            scanner.scan(ops, outcomes, from: start, pairs: pairs) { _, _, _, _ in found += 1 }
+            total += found
+        }
+    }
+
     private static func scan(_ ops: [Operation], _ outcomes: [Outcome], pairs: ((Int, Int) -> Bool)?,
                              report: (Int, Int, Subject, (Operation) -> String) -> Void) {
-        // The op last seen on each object, by index into `ops` (cheaper than copying ops).
+        var scanner = Scanner()
+        scanner.scan(ops, outcomes[...], from: 0, pairs: pairs, report: report)
+    }
+
+    /// The op last seen on each object, by index into the replay order (cheaper than copying ops).
+    private struct Scanner {
         var lastOnMagnet: [MagnetID: Int] = [:]
         var emptiedTile: [TileKey: Int] = [:]
         var filledZone: [String: Int] = [:]
@@ -72,88 +93,94 @@ extension Conflict {
         var namedBoundary: [String: Int] = [:]
         var removedBoundary: [String: Int] = [:]
 
-        var current = 0
-        func check(_ earlierIndex: Int?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
-            guard let earlierIndex else { return }
-            if let pairs, !pairs(earlierIndex, current) { return }
-            let earlier = ops[earlierIndex]
-            guard earlier.isConcurrent(with: later) else { return }
-            withoutActuallyEscaping(settled) { report(earlierIndex, current, subject, $0) }
-        }
+        /// Calls `report` with each conflict among `ops[start..<start + outcomes.count]`: the indexes
+        /// of its two ops, what they were about, and how to say how it was settled (given the
+        /// earlier op).
+        mutating func scan(_ ops: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int, pairs: ((Int, Int) -> Bool)?,
+                           report: (Int, Int, Subject, (Operation) -> String) -> Void) {
+            var current = start
+            func check(_ earlierIndex: Int?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
+                guard let earlierIndex else { return }
+                if let pairs, !pairs(earlierIndex, current) { return }
+                guard ops[earlierIndex].isConcurrent(with: later) else { return }
+                withoutActuallyEscaping(settled) { report(earlierIndex, current, subject, $0) }
+            }
 
-        for (op, outcome) in zip(ops, outcomes) {
-            defer { current += 1 }
-            let rejected = outcome.rejection
-            for zone in outcome.passedOver {
-                check(filledZone[zone], op, .zone(zone)) { e in
-                    "\(e.id) filled zone '\(zone)' first; \(op.id) passed over it as full"
+            for outcome in outcomes {
+                let op = ops[current]
+                defer { current += 1 }
+                let rejected = outcome.rejection
+                for zone in outcome.passedOver {
+                    check(filledZone[zone], op, .zone(zone)) { e in
+                        "\(e.id) filled zone '\(zone)' first; \(op.id) passed over it as full"
+                    }
                 }
+                switch op.payload {
+                case .move(let m, _), .returnMagnet(let m):
+                    check(lastOnMagnet[m], op, .magnet(m)) { e in
+                        let earlierDid = e.kind == .returnMagnet ? "returned it to the tray" : "moved it"
+                        if rejected != nil {
+                            return "\(e.id) \(earlierDid) first; \(op.id) was rejected (\(rejected!))"
+                        }
+                        if op.kind == .returnMagnet {
+                            return "\(op.id) comes later and wins: it returned the magnet after \(e.id) moved it"
+                        }
+                        return "\(op.id) comes later and wins: its drag started where \(e.id) left the magnet"
+                    }
+                    if rejected == nil { lastOnMagnet[m] = current }
+                case .pull(let letter, let color, _):
+                    let key = TileKey(letter: letter, color: color)
+                    if case .trayEmpty = rejected {
+                        check(emptiedTile[key], op, .tile(key)) { e in
+                            "\(e.id) took the last '\(letter)' \(color); \(op.id) was rejected (tray empty)"
+                        }
+                    } else if rejected == nil, case .pulled? = outcome.events.first {
+                        emptiedTile[key] = current // only read when a later pull finds the tile empty
+                    }
+                case .trayAdd(let letter, let color, _, _):
+                    emptiedTile[TileKey(letter: letter, color: color)] = nil
+                case .zoneAdd(let zone):
+                    if case .zoneNameTaken = rejected {
+                        check(namedZone[zone.name], op, .zone(zone.name)) { e in
+                            "\(e.id) added zone '\(zone.name)' first; \(op.id) was rejected (name taken)"
+                        }
+                    } else if rejected == nil {
+                        namedZone[zone.name] = current
+                        removedZone[zone.name] = nil
+                        filledZone[zone.name] = nil
+                    }
+                case .zoneRemove(let name):
+                    if case .unknownZone = rejected {
+                        check(removedZone[name], op, .zone(name)) { e in
+                            "\(e.id) removed zone '\(name)' first; \(op.id) was rejected (no such zone)"
+                        }
+                    } else if rejected == nil {
+                        removedZone[name] = current
+                        namedZone[name] = nil
+                    }
+                case .boundaryAdd(let b):
+                    if case .boundaryNameTaken = rejected {
+                        check(namedBoundary[b.name], op, .boundary(b.name)) { e in
+                            "\(e.id) added boundary '\(b.name)' first; \(op.id) was rejected (name taken)"
+                        }
+                    } else if rejected == nil {
+                        namedBoundary[b.name] = current
+                        removedBoundary[b.name] = nil
+                    }
+                case .boundaryRemove(let name):
+                    if case .unknownBoundary = rejected {
+                        check(removedBoundary[name], op, .boundary(name)) { e in
+                            "\(e.id) removed boundary '\(name)' first; \(op.id) was rejected (no such boundary)"
+                        }
+                    } else if rejected == nil {
+                        removedBoundary[name] = current
+                        namedBoundary[name] = nil
+                    }
+                case .createBoard, .resize:
+                    break
+                }
+                for zone in outcome.filled { filledZone[zone] = current }
             }
-            switch op.payload {
-            case .move(let m, _), .returnMagnet(let m):
-                check(lastOnMagnet[m], op, .magnet(m)) { e in
-                    let earlierDid = e.kind == .returnMagnet ? "returned it to the tray" : "moved it"
-                    if rejected != nil {
-                        return "\(e.id) \(earlierDid) first; \(op.id) was rejected (\(rejected!))"
-                    }
-                    if op.kind == .returnMagnet {
-                        return "\(op.id) comes later and wins: it returned the magnet after \(e.id) moved it"
-                    }
-                    return "\(op.id) comes later and wins: its drag started where \(e.id) left the magnet"
-                }
-                if rejected == nil { lastOnMagnet[m] = current }
-            case .pull(let letter, let color, _):
-                let key = TileKey(letter: letter, color: color)
-                if case .trayEmpty = rejected {
-                    check(emptiedTile[key], op, .tile(key)) { e in
-                        "\(e.id) took the last '\(letter)' \(color); \(op.id) was rejected (tray empty)"
-                    }
-                } else if rejected == nil, case .pulled? = outcome.events.first {
-                    emptiedTile[key] = current // only read when a later pull finds the tile empty
-                }
-            case .trayAdd(let letter, let color, _, _):
-                emptiedTile[TileKey(letter: letter, color: color)] = nil
-            case .zoneAdd(let zone):
-                if case .zoneNameTaken = rejected {
-                    check(namedZone[zone.name], op, .zone(zone.name)) { e in
-                        "\(e.id) added zone '\(zone.name)' first; \(op.id) was rejected (name taken)"
-                    }
-                } else if rejected == nil {
-                    namedZone[zone.name] = current
-                    removedZone[zone.name] = nil
-                    filledZone[zone.name] = nil
-                }
-            case .zoneRemove(let name):
-                if case .unknownZone = rejected {
-                    check(removedZone[name], op, .zone(name)) { e in
-                        "\(e.id) removed zone '\(name)' first; \(op.id) was rejected (no such zone)"
-                    }
-                } else if rejected == nil {
-                    removedZone[name] = current
-                    namedZone[name] = nil
-                }
-            case .boundaryAdd(let b):
-                if case .boundaryNameTaken = rejected {
-                    check(namedBoundary[b.name], op, .boundary(b.name)) { e in
-                        "\(e.id) added boundary '\(b.name)' first; \(op.id) was rejected (name taken)"
-                    }
-                } else if rejected == nil {
-                    namedBoundary[b.name] = current
-                    removedBoundary[b.name] = nil
-                }
-            case .boundaryRemove(let name):
-                if case .unknownBoundary = rejected {
-                    check(removedBoundary[name], op, .boundary(name)) { e in
-                        "\(e.id) removed boundary '\(name)' first; \(op.id) was rejected (no such boundary)"
-                    }
-                } else if rejected == nil {
-                    removedBoundary[name] = current
-                    namedBoundary[name] = nil
-                }
-            case .createBoard, .resize:
-                break
-            }
-            for zone in outcome.filled { filledZone[zone] = current }
         }
     }
 }

@@ -113,11 +113,33 @@ public struct Timeline: Sendable {
         }
         // The usual case: the held ops become `ops` as they are, applied in place.
         ops = held
+        applyHeld(chunk: nil) { _, _ in }
+    }
+
+    /// Like `replayHeld(_:)` on an empty timeline, handing the outcomes over as they are made:
+    /// after every `chunk` ops (and after the last) `handOver` gets a copy of the outcomes just
+    /// made and the range of `ops` they belong to, so that other threads can work on them (write
+    /// them, count conflicts) while the replay goes on.
+    public mutating func replayHeld(_ held: consuming [Operation], chunk: Int,
+                                    handOver: (_ outcomes: [Outcome], _ of: Range<Int>) -> Void) {
+        precondition(ops.isEmpty, "a replay handing outcomes over starts from an empty timeline")
+        ops = held
+        applyHeld(chunk: max(1, chunk), handOver: handOver)
+    }
+
+    /// Applies every op of `ops` (all held, none applied yet) in place; with a `chunk`, hands the
+    /// outcomes over that many at a time.
+    private mutating func applyHeld(chunk: Int?, handOver: (_ outcomes: [Outcome], _ of: Range<Int>) -> Void) {
         outcomes.reserveCapacity(ops.count)
+        var handed = 0
         for i in ops.indices {
             outcomes.append(board.apply(ops[i]))
             if (base + i + 1) % checkpointInterval == 0 {
                 checkpoints.append(Checkpoint(position: base + i + 1, board: board, after: OrderKey(ops[i])))
+            }
+            if let chunk, i + 1 - handed == chunk || i + 1 == ops.count {
+                handOver(Array(outcomes[handed...i]), handed..<(i + 1))
+                handed = i + 1
             }
         }
     }

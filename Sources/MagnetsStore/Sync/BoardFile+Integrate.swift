@@ -84,12 +84,18 @@ extension BoardFile {
         return names.max(by: ReplicaOrder.precedes).map { OrderKey(lamport: lamport, replica: $0) }
     }
 
-    /// Replays a window (every op after `start`, in replay order) on top of the checkpoint.
+    /// Replays a window (every op after `start`, in replay order) on top of the checkpoint; with
+    /// a feed, handing the outcomes over to it as they are made.
     static func replay(_ window: [Operation], from start: Timeline.Checkpoint, startClock: VectorClock, version: VectorClock,
-                       lamports: [String: Int], interval: Int) -> Integration {
+                       lamports: [String: Int], interval: Int, feed: OutcomeFeed? = nil) -> Integration {
         var trace = Trace()
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports, checkpointInterval: interval)
-        timeline.replayHeld(window)
+        if let feed {
+            feed.begin(window: window, start: start)
+            timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) { feed.publish($0, of: $1) }
+        } else {
+            timeline.replayHeld(window)
+        }
         trace.mark("replayed \(window.count) ops")
         var snapshots: [Int: String] = [:]
         for checkpoint in timeline.checkpoints where checkpoint.position > start.position {
@@ -157,37 +163,18 @@ extension BoardFile {
     /// the current board's diff.
     static func writeDerived(_ integration: Integration, _ db: Database, index: inout LogIndex) throws {
         let timeline = integration.timeline
+        var encoder = try OutcomeEncoder(after: integration.start.after, expected: timeline.ops.count, db, index: index)
+        try encoder.add(timeline.ops, timeline.outcomes[...], from: 0, db, index: &index)
+        try writeDerived(integration, encoded: encoder, db, index: &index)
+    }
+
+    /// The same, with the window's outcomes encoded already (as a sync does while it replays).
+    static func writeDerived(_ integration: Integration, encoded encoder: consuming OutcomeEncoder, _ db: Database,
+                             index: inout LogIndex) throws {
+        let timeline = integration.timeline
         var trace = Trace()
-        // Every outcome from the window's first Lamport number on is rewritten: the pages hold op
-        // keys, (Lamport, local replica number), and ops of that Lamport number that sort before
-        // the window (in the checkpoint) keep theirs.
-        let after = integration.start.after
-        let bound = OpKey.first(lamport: after?.lamport ?? 0)
-        var entries: [OutcomePages.Entry] = []
-        entries.reserveCapacity(timeline.ops.count)
-        if let after {
-            var reader = try OutcomePages.Reader(from: bound, db)
-            var next = bound
-            while let entry = try reader.peek(atOrAfter: next, db), OpKey.lamport(entry.key) == after.lamport {
-                if let name = index.replicaNames[OpKey.replica(entry.key)], !(after < OrderKey(lamport: after.lamport, replica: name)) {
-                    entries.append(entry)
-                }
-                next = entry.key + 1
-            }
-        }
-        var slots = ReplicaSlots(), replicaIDs: [Int64] = [] // this file's replica numbers, by slot
-        let ops = timeline.ops, outcomes = timeline.outcomes
-        for i in ops.indices { // by index: no copy of each op
-            guard let bytes = OpCoding.storedEvents(for: ops[i], outcomes[i].events, labels: &index.labels) else { continue }
-            let slot = slots.slot(ops[i].id.replica)
-            if slot == replicaIDs.count { replicaIDs.append(try index.replicaID(ops[i].id.replica, db)) }
-            entries.append(OutcomePages.Entry(key: OpKey.make(lamport: ops[i].lamport, replica: replicaIDs[slot]), events: bytes))
-        }
-        entries.sort { $0.key < $1.key } // replay order sorts replicas by name, keys by local number
-        var pages = try OutcomePages.Writer(keepingBefore: bound, db)
-        for entry in entries { try pages.add(entry, db) }
-        try pages.finish(db)
-        trace.mark("wrote \(entries.count) outcomes")
+        let written = try encoder.write(db)
+        trace.mark("wrote \(written) outcomes")
         try db.execute(sql: "DELETE FROM checkpoint WHERE position > ?", arguments: [integration.start.position])
         for checkpoint in timeline.checkpoints where checkpoint.position > integration.start.position {
             try saveCheckpoint(checkpoint, clock: integration.clocks[checkpoint.position] ?? VectorClock(),

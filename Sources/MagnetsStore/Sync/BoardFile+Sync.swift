@@ -104,8 +104,11 @@ extension BoardFile {
         var admittedA: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var admittedB: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var integration: Integration?
-        /// For each op of the window: 1 when A received it, 2 when B did, else 0.
-        var sides: [UInt8]?
+        /// The window's outcomes as the replay makes them, for the writers and the count.
+        let feed = OutcomeFeed()
+        /// The replay and the conflict count, each on a thread of its own.
+        let replayWork = DispatchGroup(), countWork = DispatchGroup()
+        var conflicts = 0
         /// Where a file that only receives resumes, when its new ops all sort after its own.
         var endA: (Timeline.Checkpoint, VectorClock)?, endB: (Timeline.Checkpoint, VectorClock)?
         var report: SyncReport?
@@ -126,8 +129,10 @@ extension BoardFile {
             lock.lock()
             errors.append((role, error))
             lock.unlock()
-            // Release the other side from every meeting still ahead of it.
+            // Release the other side from every meeting still ahead of it, and from waiting for
+            // outcomes that may never come.
             for _ in 0..<Self.meetings { (role == .a ? arrivedA : arrivedB).signal() }
+            feed.finish()
         }
 
         /// Waits for the other side to reach the same point; throws if either side has failed.
@@ -140,6 +145,7 @@ extension BoardFile {
         /// One side of the exchange, inside its file's write transaction.
         func run(_ role: Role, _ db: Database) throws {
             var trace = Trace()
+            defer { if role == .a { replayWork.wait(); countWork.wait() } } // (on failure too)
             var index = try LogIndex.load(db)
             if role == .a { indexA = index } else { indexB = index }
             try meet(role)                                                   // 1: both indexes
@@ -199,48 +205,65 @@ extension BoardFile {
                 // Everything before the earliest exchanged op is common to both files: the window
                 // from the checkpoint before it is replayed once, on a third thread, from ops in
                 // memory — A's own (those B lacks were read for B; the shared ones are read now)
-                // merged with B's — while A and B each take in the ops they lack.
+                // merged with B's — while A and B each take in the ops they lack and then encode
+                // the outcomes the replay hands over, and a fourth thread counts the conflicts.
                 let earliest = [intoA.ops.first, intoB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
                 let (start, startClock) = try checkpoint(before: earliest, db)
                 let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.map(\.lamport).max() ?? 0,
                                      db, index: index)
                 let window = Timeline.merged(common, intoB.ops, intoA.ops)
                 trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
-                let replayed = DispatchSemaphore(value: 0)
-                let interval = interval
-                Thread.detachNewThread { [self, window, opsA = intoA.ops, opsB = intoB.ops, version = intoA.version, lamports = intoA.lamports] in
-                    let integration = replay(window, from: start, startClock: startClock, version: version, lamports: lamports,
-                                             interval: interval)
-                    sides = BoardFile.sides(of: integration.timeline.ops, intoA: opsA, intoB: opsB)
-                    self.integration = integration
-                    replayed.signal()
+                let interval = interval, feed = feed
+                replayWork.enter()
+                Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
+                    integration = replay(window, from: start, startClock: startClock, version: version, lamports: lamports,
+                                         interval: interval, feed: feed)
+                    feed.finish()
+                    replayWork.leave()
                 }
-                defer { replayed.wait() }
+                countWork.enter()
+                Thread.detachNewThread { [self, window, opsA = intoA.ops, opsB = intoB.ops] in
+                    let sides = BoardFile.sides(of: window, intoA: opsA, intoB: opsB)
+                    var counter = Conflict.Counter { sides[$0] | sides[$1] == 3 }
+                    var k = 0
+                    while let chunk = feed.chunk(k) {
+                        counter.count(window, chunk.outcomes[...], from: chunk.range.lowerBound)
+                        k += 1
+                    }
+                    conflicts = counter.total
+                    countWork.leave()
+                }
                 if !dryRun { try insert(intoA.ops, db, index: &index) }
             } else if !dryRun {
                 try insert(intoB.ops, db, index: &index)
             }
+            // Each file encodes the window's outcomes as the replay makes them.
+            var encoder: OutcomeEncoder?
+            if !dryRun, let (window, start) = feed.window() {
+                var encoding = try OutcomeEncoder(after: start.after, expected: window.count, db, index: index)
+                var k = 0
+                while let chunk = feed.chunk(k) {
+                    try encoding.add(window, chunk.outcomes[...], from: chunk.range.lowerBound, db, index: &index)
+                    k += 1
+                }
+                encoder = encoding
+                trace.mark("encoded the outcomes for \(role == .a ? "A" : "B")")
+            }
+            if role == .a { replayWork.wait() }
             let (countA, countB, clock) = (intoA.ops.count, intoB.ops.count, intoA.version)
             try meet(role)                                                   // 4: the replayed window, the logs complete
             // The exchanged ops are in both logs and in the window now: their own lists can go.
             intoA.ops = []
             intoB.ops = []
             if role == .a { admittedA = nil; admittedB = nil }
-            // The count of conflicts, on a third thread while both files are written.
-            let counted = DispatchSemaphore(value: 0)
-            if role == .b {
-                Thread.detachNewThread { [self] in
-                    let sides = self.sides!, timeline = integration!.timeline
-                    let count = Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { sides[$0] | sides[$1] == 3 }
-                    report = SyncReport(intoA: countA, intoB: countB, conflicts: count, clock: clock, dryRun: dryRun)
-                    counted.signal()
-                }
-            }
-            if !dryRun {
-                try writeDerived(integration!, db, index: &index)
+            if let encoder {
+                try writeDerived(integration!, encoded: encoder, db, index: &index)
                 trace.mark("wrote \(role == .a ? "A" : "B")")
             }
-            if role == .b { counted.wait() }
+            if role == .a {
+                countWork.wait()
+                report = SyncReport(intoA: countA, intoB: countB, conflicts: conflicts, clock: clock, dryRun: dryRun)
+            }
             try meet(role)                                                   // 5: both written; commit together
         }
 
