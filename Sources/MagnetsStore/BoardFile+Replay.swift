@@ -85,7 +85,8 @@ extension BoardFile {
     static func forEachOp(after key: OrderKey?, withOutcomes: Bool = true, _ db: Database, index: LogIndex,
                           _ body: (Operation, [UInt8]?) throws -> Bool) throws {
         let from = OpKey.first(lamport: key?.lamport ?? 0)
-        let cursor = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ? ORDER BY id", arguments: [from])
+        let statement = try FastStatement(db, "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ? ORDER BY id")
+        statement.bind(1, from)
         var outcomes = withOutcomes ? try OutcomePages.Reader(from: from, db) : nil
         var group: [(Operation, [UInt8]?)] = []
         var groupLamport = -1
@@ -98,15 +99,17 @@ extension BoardFile {
             }
             return true
         }
-        while let row = try cursor.next() {
+        var stopped = false
+        try statement.forEachRow(db) { row in
             let op = try OpCoding.decode(row, index: index)
             if op.lamport != groupLamport {
-                if try !flush() { return }
+                if try !flush() { stopped = true; return false }
                 groupLamport = op.lamport
             }
-            group.append((op, try outcomes?.events(for: try row.decode(atIndex: 0), db)))
+            group.append((op, try outcomes?.events(for: try row.integer(0), db)))
+            return true
         }
-        _ = try flush()
+        if !stopped { _ = try flush() }
     }
 
     /// All ops sorting after `key`, in replay order.

@@ -34,6 +34,23 @@ struct FastStatement {
         }
     }
 
+    /// Runs a query, calling `body` with each row until it returns `false` or the rows end;
+    /// then resets the statement.
+    func forEachRow(_ db: Database, _ body: (StatementRow) throws -> Bool) throws {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            if try !body(StatementRow(handle: handle)) { return }
+        }
+    }
+
     /// Runs the statement once and resets it for the next row.
     func step(_ db: Database) throws {
         let code = sqlite3_step(handle)
@@ -43,4 +60,62 @@ struct FastStatement {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
     }
+}
+
+/// The current row of a stepped statement, read through SQLite's C API. Each read checks the
+/// column's storage class, so a damaged value is an error, never a wrong number.
+struct StatementRow: OpRow {
+    let handle: OpaquePointer
+
+    struct WrongType: Error, CustomStringConvertible {
+        var column: Int32
+        var description: String { "column \(column) holds a value of the wrong type" }
+    }
+
+    func integer(_ column: Int32) throws -> Int64 {
+        guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else { throw WrongType(column: column) }
+        return sqlite3_column_int64(handle, column)
+    }
+
+    func optionalInteger(_ column: Int32) throws -> Int64? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: return nil
+        case SQLITE_INTEGER: return sqlite3_column_int64(handle, column)
+        default: throw WrongType(column: column)
+        }
+    }
+
+    func optionalReal(_ column: Int32) throws -> Double? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: return nil
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(handle, column)
+        default: throw WrongType(column: column)
+        }
+    }
+
+    func optionalText(_ column: Int32) throws -> String? {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: return nil
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, column) else { return nil }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        default: throw WrongType(column: column)
+        }
+    }
+}
+
+/// The columns of an op row, from a stepped statement or a GRDB row.
+protocol OpRow {
+    func integer(_ column: Int32) throws -> Int64
+    func optionalInteger(_ column: Int32) throws -> Int64?
+    func optionalReal(_ column: Int32) throws -> Double?
+    func optionalText(_ column: Int32) throws -> String?
+}
+
+extension Row: OpRow {
+    func integer(_ column: Int32) throws -> Int64 { try decode(atIndex: Int(column)) }
+    func optionalInteger(_ column: Int32) throws -> Int64? { try decode(atIndex: Int(column)) }
+    func optionalReal(_ column: Int32) throws -> Double? { try decode(atIndex: Int(column)) }
+    func optionalText(_ column: Int32) throws -> String? { try decode(atIndex: Int(column)) }
 }

@@ -122,13 +122,13 @@ enum OpCoding {
     }
 
     /// Reads an op from a row selected with `selectColumns`, checking it as it goes.
-    static func decode(_ row: Row, index: LogIndex) throws -> Operation {
+    static func decode(_ row: some OpRow, index: LogIndex) throws -> Operation {
         assert(index.complete, "ops are decoded with a complete index")
-        let key: Int64 = try row.decode(atIndex: 0)
+        let key = try row.integer(0)
         guard key > 0, let replica = index.replicaNames[OpKey.replica(key)] else {
             throw StoreError.invalidOp("op row \(key) names no known replica")
         }
-        let seq: Int = try row.decode(atIndex: 1)
+        let seq = Int(try row.integer(1))
         let id = OpID(replica: replica, seq: seq)
         guard id.seq >= 1 else { throw StoreError.invalidOp("op \(id) has a seq below 1") }
         let lamport = OpKey.lamport(key)
@@ -137,25 +137,25 @@ enum OpCoding {
               let context = index.contexts[run.context], let author = index.authorNames[run.author] else {
             throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
         }
-        let time: Int64 = try row.decode(atIndex: 2)
+        let time = try row.integer(2)
         guard (-9_000_000_000_000_000...9_000_000_000_000_000).contains(time) else {
             throw StoreError.invalidOp("op \(id) has a time out of range")
         }
-        let kindCode: Int = try row.decode(atIndex: 3)
+        let kindCode = Int(truncatingIfNeeded: try row.integer(3))
         guard let kind = kind(kindCode) else { throw StoreError.invalidOp("op \(id) has unknown kind \(kindCode)") }
         func magnetID() throws -> MagnetID {
-            guard let local: Int64 = try row.decode(atIndex: 4), let name = index.replicaNames[LocalID.replica(local)] else {
+            guard let local = try row.optionalInteger(4), let name = index.replicaNames[LocalID.replica(local)] else {
                 throw StoreError.invalidOp("op \(id) names no magnet")
             }
             return MagnetID(replica: name, seq: LocalID.seq(local))
         }
-        let x: Double? = try row.decode(atIndex: 5), y: Double? = try row.decode(atIndex: 6)
+        let x = try row.optionalReal(5), y = try row.optionalReal(6)
         func point() -> Point? {
             guard let x, let y else { return nil }
             return Point(x: x, y: y)
         }
         func data() throws -> JSONValue {
-            guard let text: String = try row.decode(atIndex: 7) else { return .object([]) }
+            guard let text = try row.optionalText(7) else { return .object([]) }
             do { return try JSONParser.parse(text) } catch {
                 throw StoreError.invalidOp("op \(id) has unreadable data: \(error)")
             }

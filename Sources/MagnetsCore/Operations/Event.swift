@@ -1,15 +1,18 @@
 /// One thing an op did, as the rules decided at its place in the replay order (SPEC §3).
+///
+/// The cases with the most fields are `indirect`, so that an event is as small as the commonest
+/// ones (a move's): a replay makes one array of them per op.
 public enum Event: Hashable, Codable, Sendable {
     case created(name: String, size: Size)
     case resized(Size)
     /// A magnet was clamped by R1: a target point of a drag, or by a resize.
     case constrained(magnet: MagnetID, at: Point)
-    case stocked(letter: String, color: String, remaining: Int?)
+    indirect case stocked(letter: String, color: String, remaining: Int?)
     case zoneAdded(String)
     case zoneRemoved(String)
     case boundaryAdded(String)
     case boundaryRemoved(String)
-    case pulled(magnet: MagnetID, letter: String, color: String, at: Point)
+    indirect case pulled(magnet: MagnetID, letter: String, color: String, at: Point)
     case moved(magnet: MagnetID, to: Point)
     /// The drag stopped where the rect first touched this boundary.
     case contact(boundary: String, at: Point)
@@ -18,8 +21,8 @@ public enum Event: Hashable, Codable, Sendable {
     /// Dropped over its own zone again: snapped back to its center.
     case recapture(zone: String, at: Point)
     /// Left its zone (dropped outside it, or the zone was removed): free where it lies.
-    case escape(magnet: MagnetID, zone: String, at: Point)
-    case returned(magnet: MagnetID, letter: String, color: String)
+    indirect case escape(magnet: MagnetID, zone: String, at: Point)
+    indirect case returned(magnet: MagnetID, letter: String, color: String)
     case rejected(reason: String)
 
     /// The `"event"` name of the JSON form.

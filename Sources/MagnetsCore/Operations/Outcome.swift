@@ -22,8 +22,9 @@ public struct Outcome: Hashable, Codable, Sendable {
     public var isRejected: Bool { rejection != nil }
 }
 
-/// Why an op changes nothing at its place in the replay order.
-public enum Rejection: Hashable, Codable, Sendable, CustomStringConvertible {
+/// Why an op changes nothing at its place in the replay order. `indirect`: rare, so an outcome
+/// keeps only a reference to one.
+public indirect enum Rejection: Hashable, Codable, Sendable, CustomStringConvertible {
     case noBoard
     case boardExists
     case unknownMagnet(MagnetID)

@@ -16,16 +16,19 @@ public enum Target: Hashable, Codable, Sendable {
 }
 
 /// What an op asks for (SPEC §3).
+///
+/// The larger, rarer cases are `indirect` (kept in a box of their own), so that a payload is as
+/// small as a move: a sync holds hundreds of thousands of ops, and copies them.
 public enum Payload: Hashable, Codable, Sendable {
     case createBoard(name: String, size: Size)
     case resize(Size)
     /// `count == nil` makes the tile unlimited for good.
-    case trayAdd(letter: String, color: String, size: Size, count: Int?)
-    case zoneAdd(Zone)
+    indirect case trayAdd(letter: String, color: String, size: Size, count: Int?)
+    indirect case zoneAdd(Zone)
     case zoneRemove(name: String)
-    case boundaryAdd(Boundary)
+    indirect case boundaryAdd(Boundary)
     case boundaryRemove(name: String)
-    case pull(letter: String, color: String, target: Target)
+    indirect case pull(letter: String, color: String, target: Target)
     /// `move --by` is recorded as the absolute target it meant.
     case move(magnet: MagnetID, target: Target)
     case returnMagnet(MagnetID)

@@ -115,15 +115,16 @@ extension BoardFile {
         var result: [Operation] = []
         let from = key?.lamport ?? 0
         guard lamportBound >= from else { return [] }
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ? AND id < ?",
-                                       arguments: [OpKey.first(lamport: from), OpKey.first(lamport: min(lamportBound, OpKey.maxLamport) + 1)])
-        while let row = try rows.next() {
-            let id: Int64 = try row.decode(atIndex: 0)
-            let seq: Int = try row.decode(atIndex: 1)
-            guard seq <= shared[OpKey.replica(id)] ?? 0 else { continue }
+        let statement = try FastStatement(db, "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ? AND id < ?")
+        statement.bind(1, OpKey.first(lamport: from))
+        statement.bind(2, OpKey.first(lamport: min(lamportBound, OpKey.maxLamport) + 1))
+        try statement.forEachRow(db) { row in
+            let id = try row.integer(0), seq = try row.integer(1)
+            guard seq <= shared[OpKey.replica(id)] ?? 0 else { return true }
             let op = try OpCoding.decode(row, index: index)
-            if let key, !(key < OrderKey(op)) { continue }
+            if let key, !(key < OrderKey(op)) { return true }
             result.append(op)
+            return true
         }
         result.sort(by: Operation.replaysBefore) // rows of one Lamport number come by local replica number
         return result
@@ -217,14 +218,13 @@ extension BoardFile {
         if otherLamports == nil { from = 0 }
         var result: [Operation] = []
         result.reserveCapacity(total)
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ?",
-                                       arguments: [OpKey.first(lamport: from)])
-        while let row = try rows.next() {
-            let key: Int64 = try row.decode(atIndex: 0)
-            guard let known = wanted[OpKey.replica(key)] else { continue }
-            let seq: Int = try row.decode(atIndex: 1)
-            guard seq > known else { continue }
+        let statement = try FastStatement(db, "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ?")
+        statement.bind(1, OpKey.first(lamport: from))
+        try statement.forEachRow(db) { row in
+            let key = try row.integer(0)
+            guard let known = wanted[OpKey.replica(key)], try row.integer(1) > known else { return true }
             result.append(try OpCoding.decode(row, index: index))
+            return true
         }
         return result
     }

@@ -40,6 +40,17 @@ final class OutcomeFeed: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Drops the window and the chunks, once nobody reads them.
+    func clear() {
+        condition.lock()
+        let dropped = (chunks, started)
+        chunks = []
+        started = nil
+        finished = true
+        condition.unlock()
+        _ = dropped // freed here, outside the lock
+    }
+
     /// The window and where its replay starts, once begun; `nil` when the feed finished first.
     func window() -> (window: [Operation], start: Timeline.Checkpoint)? {
         condition.lock()
