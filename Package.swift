@@ -33,10 +33,14 @@ let package = Package(
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
 
+        // One knob of the C library's allocator, set by the command line at start (see the header).
+        .target(name: "CHeapTuning"),
+
         // The command line: parses, calls the store, prints.
         .executableTarget(
             name: "magnets",
-            dependencies: ["MagnetsStore", "MagnetsRender", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["MagnetsStore", "MagnetsRender", "CHeapTuning",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // Benchmarks that print their figures (release mode).

@@ -117,7 +117,9 @@ extension Conflict {
                 }
                 switch op.payload {
                 case .move(let m, _), .returnMagnet(let m):
-                    check(lastOnMagnet[m], op, .magnet(m)) { e in
+                    // One hash of the id: the op becomes the magnet's latest unless it was rejected.
+                let earlier = rejected == nil ? lastOnMagnet.updateValue(current, forKey: m) : lastOnMagnet[m]
+                check(earlier, op, .magnet(m)) { e in
                         let earlierDid = e.kind == .returnMagnet ? "returned it to the tray" : "moved it"
                         if rejected != nil {
                             return "\(e.id) \(earlierDid) first; \(op.id) was rejected (\(rejected!))"
@@ -127,8 +129,7 @@ extension Conflict {
                         }
                         return "\(op.id) comes later and wins: its drag started where \(e.id) left the magnet"
                     }
-                    if rejected == nil { lastOnMagnet[m] = current }
-                case .pull(let letter, let color, _):
+                    case .pull(let letter, let color, _):
                     let key = TileKey(letter: letter, color: color)
                     if case .trayEmpty = rejected {
                         check(emptiedTile[key], op, .tile(key)) { e in
