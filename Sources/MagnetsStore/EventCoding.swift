@@ -117,6 +117,107 @@ enum EventCoding {
         }
     }
 
+    // MARK: - Relabelling
+
+    /// Copies encoded events to `out` with every zone and boundary number replaced through `map`
+    /// (bytes encoded with another file's labels, made this file's). `false` when the bytes do
+    /// not parse or `map` has no number for a label: then nothing is appended. The bytes between
+    /// labels are copied in one piece each.
+    static func relabel(_ bytes: ArraySlice<UInt8>, into out: inout [UInt8], map: (UInt64) -> UInt64?) -> Bool {
+        let mark = out.count
+        let ok = bytes.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(bytes: buffer)
+            var copied = 0 // bytes before this are in `out`
+            while !scanner.atEnd {
+                guard let tag = scanner.byte() else { return false }
+                var ok: Bool
+                var labels = 0 // how many labels follow, after `prefix` other fields
+                switch tag {
+                case 1: ok = scanner.string() && scanner.number() && scanner.number()
+                case 2: ok = scanner.number() && scanner.number()
+                case 3: ok = scanner.magnet() && scanner.point()
+                case 4: ok = scanner.string() && scanner.string() && scanner.varint() != nil
+                case 5, 6, 7, 8: ok = true; labels = 1
+                case 9: ok = scanner.magnet() && scanner.string() && scanner.string() && scanner.point()
+                case 10: ok = scanner.magnet() && scanner.point()
+                case 11, 12, 13: ok = true; labels = 1
+                case 14: ok = scanner.magnet(); labels = 1
+                case 15: ok = scanner.magnet() && scanner.string() && scanner.string()
+                case 16: ok = scanner.string()
+                case 17: ok = true
+                default: ok = false
+                }
+                guard ok else { return false }
+                if labels == 1 {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied..<scanner.i]))
+                    guard let id = scanner.varint(), let mapped = map(id) else { return false }
+                    var v = mapped
+                    while v >= 0x80 { out.append(UInt8(v & 0x7F) | 0x80); v >>= 7 }
+                    out.append(UInt8(v))
+                    copied = scanner.i
+                    // contact, capture, recapture and escape end with a point.
+                    if tag >= 11, !scanner.point() { return false }
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied...]))
+            return true
+        }
+        if !ok { out.removeSubrange(mark...) }
+        return ok
+    }
+
+    /// Steps over the fields of encoded events (see `relabel`).
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var i = 0
+
+        var atEnd: Bool { i >= bytes.count }
+
+        mutating func byte() -> UInt8? {
+            guard i < bytes.count else { return nil }
+            i += 1
+            return bytes[i - 1]
+        }
+        mutating func varint() -> UInt64? {
+            var value: UInt64 = 0, shift: UInt64 = 0
+            while i < bytes.count, shift < 64 {
+                let b = bytes[i]
+                i += 1
+                value |= UInt64(b & 0x7F) << shift
+                if b < 0x80 { return value }
+                shift += 7
+            }
+            return nil
+        }
+        mutating func skip(_ n: UInt64) -> Bool {
+            guard n <= UInt64(bytes.count - i) else { return false }
+            i += Int(n)
+            return true
+        }
+        mutating func number() -> Bool {
+            guard let head = varint() else { return false }
+            return head == 1 ? skip(8) : true
+        }
+        mutating func string() -> Bool {
+            guard let n = varint() else { return false }
+            return skip(n)
+        }
+        mutating func point() -> Bool {
+            switch byte() {
+            case 0, 1: return true
+            case 2: return number() && number()
+            default: return false
+            }
+        }
+        mutating func magnet() -> Bool {
+            switch byte() {
+            case 0: return true
+            case 1: return string() && varint() != nil
+            default: return false
+            }
+        }
+    }
+
     // MARK: - Reading
 
     struct Damaged: Error {}

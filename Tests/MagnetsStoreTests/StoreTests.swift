@@ -348,6 +348,46 @@ struct EventCodingTests {
         #expect(try EventCoding.decode(bytes, for: Self.move, labels: labels) == events)
     }
 
+    @Test("events encoded with one file's labels, relabelled, read back with another's: the same events", arguments: [
+        [Event.capture(zone: "slot", at: Point(x: 430, y: 130)), .moved(magnet: alice3, to: Point(x: 430, y: 130))],
+        [.constrained(magnet: alice3, at: Point(x: 980, y: -0.5)), .contact(boundary: "floor", at: Point(x: 500.25, y: 575)),
+         .escape(magnet: MagnetID(replica: "carol", seq: 70000), zone: "z", at: Point(x: 500.25, y: 575)),
+         .recapture(zone: "slot", at: Point(x: 1, y: 2)), .moved(magnet: alice3, to: Point(x: 500.25, y: 575))],
+        [.stocked(letter: "🧲", color: "red", remaining: nil), .created(name: "fridge \"1\"", size: Size(width: 1000, height: 700)),
+         .resized(Size(width: 12.5, height: 1)), .zoneAdded("a"), .zoneRemoved("slot"), .boundaryAdded("c"), .boundaryRemoved("floor"),
+         .pulled(magnet: alice3, letter: "é", color: "green", at: Point(x: 1, y: 2)),
+         .returned(magnet: alice3, letter: "A", color: "red"), .rejected(reason: "tray empty: no 'A' red left")],
+    ])
+    func relabel(events: [Event]) throws {
+        // The two files numbered names in different orders; the second knows some names more.
+        var theirs = Labels(), mine = Labels()
+        for name in ["z", "floor", "slot", "a", "c"] { _ = theirs.id(name) }
+        for name in ["x", "y", "c", "slot", "a", "z", "floor"] { _ = mine.id(name) }
+        for k in 0..<200 { _ = mine.id("filler \(k)") } // numbers of two bytes
+        let bytes = EventCoding.encode(events, for: Self.move, labels: &theirs)
+        var out: [UInt8] = [42] // appended after what is there
+        let relabelled = EventCoding.relabel(bytes[...], into: &out, map: { id in
+            theirs.names[Int64(id)].map { UInt64(mine.ids[$0]!) }
+        })
+        #expect(relabelled && out.first == 42)
+        #expect(try EventCoding.decode(Array(out.dropFirst()), for: Self.move, labels: mine) == events)
+        // Cut anywhere: the bytes relabel exactly when they read back (whole events), and
+        // otherwise nothing is appended.
+        for cut in 0..<bytes.count {
+            var cutOut = out
+            let ok = EventCoding.relabel(bytes[0..<cut], into: &cutOut, map: { _ in 1 })
+            let reads = (try? EventCoding.decode(Array(bytes[0..<cut]), for: Self.move, labels: theirs)) != nil
+            #expect(ok == reads)
+            if !ok { #expect(cutOut == out) }
+        }
+        var badTag = out
+        #expect(!EventCoding.relabel([99][...], into: &badTag, map: { _ in 1 }) && badTag == out)
+        if events.contains(where: { if case .zoneAdded = $0 { return true } else { return false } }) {
+            var unknown: [UInt8] = []
+            #expect(!EventCoding.relabel(bytes[...], into: &unknown, map: { _ in nil }) && unknown.isEmpty)
+        }
+    }
+
     @Test("a capture or a contact and the move it ends take a few bytes; names are numbers")
     func compact() {
         var labels = Labels()

@@ -87,12 +87,12 @@ extension BoardFile {
     /// Replays a window (every op after `start`, in replay order) on top of the checkpoint; with
     /// a feed, handing the outcomes over to it as they are made.
     static func replay(_ window: [Operation], from start: Timeline.Checkpoint, startClock: VectorClock, version: VectorClock,
-                       lamports: [String: Int], interval: Int, feed: OutcomeFeed? = nil) -> Integration {
+                       lamports: [String: Int], interval: Int, feed: Channel<OutcomeFeed.Item>? = nil) -> Integration {
         var trace = Trace()
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports, checkpointInterval: interval)
         if let feed {
-            feed.begin(window: window, start: start)
-            timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) { feed.publish($0, of: $1) }
+            feed.publish(.window(window, start: start))
+            timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) { feed.publish(.outcomes($0, from: $1.lowerBound)) }
         } else {
             timeline.replayHeld(window)
         }
@@ -164,8 +164,8 @@ extension BoardFile {
     /// the current board's diff.
     static func writeDerived(_ integration: Integration, _ db: Database, index: inout LogIndex) throws {
         let timeline = integration.timeline
-        var encoder = try OutcomeEncoder(after: integration.start.after, expected: timeline.ops.count, db, index: index)
-        try encoder.add(timeline.ops, timeline.outcomes[...], from: 0, db, index: &index)
+        var encoder = try OutcomeEncoder(after: integration.start.after, db, index: &index)
+        _ = try encoder.encode(timeline.ops, timeline.outcomes[...], from: 0, db, index: &index)
         try writeDerived(integration, encoded: encoder, db, index: &index)
     }
 

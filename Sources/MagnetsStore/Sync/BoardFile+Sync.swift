@@ -108,7 +108,9 @@ extension BoardFile {
         var admittedB: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var integration: Integration?
         /// The window's outcomes as the replay makes them, for the writers and the count.
-        let feed = OutcomeFeed()
+        let feed = Channel<OutcomeFeed.Item>()
+        /// A's encoded outcomes, for B.
+        let encoded = Channel<EncodedRun>()
         /// The replay and the conflict count, each on a thread of its own.
         let replayWork = DispatchGroup(), countWork = DispatchGroup()
         var conflicts = 0
@@ -128,6 +130,7 @@ extension BoardFile {
             indexA = nil
             indexB = nil
             feed.clear()
+            encoded.clear()
         }
 
         /// The error that stopped the sync: a real one before a side's `Failed`.
@@ -144,6 +147,7 @@ extension BoardFile {
             // outcomes that may never come.
             for _ in 0..<Self.meetings { (role == .a ? arrivedA : arrivedB).signal() }
             feed.finish()
+            encoded.finish()
         }
 
         /// Waits for the other side to reach the same point; throws if either side has failed.
@@ -238,10 +242,8 @@ extension BoardFile {
                 Thread.detachNewThread { [self, window, opsA = intoA.ops, opsB = intoB.ops] in
                     let sides = BoardFile.sides(of: window, intoA: opsA, intoB: opsB)
                     var counter = Conflict.Counter { sides[$0] | sides[$1] == 3 }
-                    var k = 0
-                    while let chunk = feed.chunk(k) {
-                        counter.count(window, chunk.outcomes[...], from: chunk.range.lowerBound)
-                        k += 1
+                    feed.forEach { item in
+                        if case .outcomes(let outcomes, let from) = item { counter.count(window, outcomes[...], from: from) }
                     }
                     conflicts = counter.total
                     countWork.leave()
@@ -250,17 +252,28 @@ extension BoardFile {
             } else if !dryRun {
                 try insert(intoB.ops, db, index: &index)
             }
-            // Each file encodes the window's outcomes as the replay makes them.
+            // The window's outcomes are encoded as the replay makes them, by A; B takes A's
+            // bytes with the zone and boundary numbers made its own.
             var encoder: OutcomeEncoder?
-            if !dryRun, let (window, start) = feed.window() {
-                var encoding = try OutcomeEncoder(after: start.after, expected: window.count, db, index: index)
-                var k = 0
-                while let chunk = feed.chunk(k) {
-                    try encoding.add(window, chunk.outcomes[...], from: chunk.range.lowerBound, db, index: &index)
-                    k += 1
+            if !dryRun && role == .a {
+                var window: [Operation] = []
+                try feed.forEach { item in
+                    switch item {
+                    case .window(let ops, let start):
+                        window = ops
+                        encoder = try OutcomeEncoder(after: start.after, db, index: &index)
+                    case .outcomes(let outcomes, let from):
+                        encoded.publish(try encoder!.encode(window, outcomes[...], from: from, db, index: &index))
+                    }
                 }
-                encoder = encoding
-                trace.mark("encoded the outcomes for \(role == .a ? "A" : "B")")
+                encoded.finish()
+                trace.mark("encoded the outcomes for A")
+            } else if !dryRun, case .window(_, let start)? = feed.item(0) {
+                var relabelling = try OutcomeEncoder(after: start.after, db, index: &index)
+                var labelsOfA = theirs.labels.names
+                try encoded.forEach { try relabelling.add($0, labelledBy: &labelsOfA, db, index: &index) }
+                encoder = relabelling
+                trace.mark("took A's encoded outcomes for B")
             }
             if role == .a { replayWork.wait() }
             let (countA, countB, clock) = (intoA.ops.count, intoB.ops.count, intoA.version)

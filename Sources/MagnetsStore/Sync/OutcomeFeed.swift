@@ -2,37 +2,22 @@ import Foundation
 import GRDB
 import MagnetsCore
 
-/// The outcomes of a sync's window as its replay makes them, a chunk at a time, for the threads
-/// that work on them while the replay goes on: each file's writer encodes them, a third thread
-/// counts the conflicts. Before, both files waited for the whole replay and then did that work
-/// on cores the replay had left idle.
-final class OutcomeFeed: @unchecked Sendable {
-    typealias Chunk = (outcomes: [Outcome], range: Range<Int>)
-    /// Ops per chunk: small enough that the writers keep close behind the replay, large enough
-    /// that handing over costs nothing to speak of.
-    static let chunkSize = 2048
-
+/// Items handed from one thread to others in order as they are made: the outcomes of a sync's
+/// window as its replay makes them (a chunk at a time), and their encoded form, go to the
+/// threads that work on them while the replay goes on.
+final class Channel<Item>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var started: (window: [Operation], start: Timeline.Checkpoint)?
-    private var chunks: [Chunk] = []
+    private var items: [Item] = []
     private var finished = false
 
-    /// Opens the feed: the window about to be replayed, from this checkpoint.
-    func begin(window: [Operation], start: Timeline.Checkpoint) {
+    func publish(_ item: Item) {
         condition.lock()
-        started = (window, start)
+        items.append(item)
         condition.broadcast()
         condition.unlock()
     }
 
-    func publish(_ outcomes: [Outcome], of range: Range<Int>) {
-        condition.lock()
-        chunks.append((outcomes, range))
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// No more chunks: the replay is over, or the sync failed before or during it.
+    /// No more items: the producer is done, or the sync failed.
     func finish() {
         condition.lock()
         finished = true
@@ -40,93 +25,198 @@ final class OutcomeFeed: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Drops the window and the chunks, once nobody reads them.
+    /// The `k`-th item, waiting for it; `nil` once the channel finished with fewer.
+    func item(_ k: Int) -> Item? {
+        condition.lock()
+        defer { condition.unlock() }
+        while k >= items.count && !finished { condition.wait() }
+        return k < items.count ? items[k] : nil
+    }
+
+    /// Calls `body` with each item in order, as they come, until the channel finishes.
+    func forEach(_ body: (Item) throws -> Void) rethrows {
+        var k = 0
+        while let item = item(k) {
+            try body(item)
+            k += 1
+        }
+    }
+
+    /// Drops the items, once nobody reads them.
     func clear() {
         condition.lock()
-        let dropped = (chunks, started)
-        chunks = []
-        started = nil
+        let dropped = items
+        items = []
         finished = true
         condition.unlock()
         _ = dropped // freed here, outside the lock
     }
+}
 
-    /// The window and where its replay starts, once begun; `nil` when the feed finished first.
-    func window() -> (window: [Operation], start: Timeline.Checkpoint)? {
-        condition.lock()
-        defer { condition.unlock() }
-        while started == nil && !finished { condition.wait() }
-        return started
-    }
+/// What a sync's replay hands over: the window (once), then its outcomes a chunk at a time.
+enum OutcomeFeed {
+    /// Ops per chunk: small enough that the writers keep close behind the replay, large enough
+    /// that handing over costs nothing to speak of.
+    static let chunkSize = 2048
 
-    /// The `k`-th chunk, waiting for it; `nil` once the feed finished with fewer.
-    func chunk(_ k: Int) -> Chunk? {
-        condition.lock()
-        defer { condition.unlock() }
-        while k >= chunks.count && !finished { condition.wait() }
-        return k < chunks.count ? chunks[k] : nil
+    enum Item {
+        case window([Operation], start: Timeline.Checkpoint)
+        case outcomes([Outcome], from: Int)
     }
 }
 
-/// One file's outcome entries for a window, encoded as the outcomes come: the bytes of all of
-/// them in one buffer (no array per outcome), then sorted by this file's op keys and written as
-/// pages.
+/// The outcomes of a stretch of the replay order that are stored (not plain), encoded: their
+/// bytes in one buffer, and for each its op key — with the replica's slot in `replicas` for the
+/// replica number, since each file numbers replicas its own way — and where its bytes end.
+/// The bytes name zones and boundaries by the numbers of the labels they were encoded with;
+/// another file takes them relabelled (`OutcomeEncoder.add(_:labelledBy:_:index:)`).
+struct EncodedRun: Sendable {
+    var bytes: [UInt8] = []
+    var keys: [Int64] = []
+    var ends: [Int32] = []
+    var replicas: [String] = []
+    /// The labels numbered while encoding this run (names met for the first time).
+    var newLabels: [(Int64, String)] = []
+
+    /// Encodes the outcomes of `window[start..<start + outcomes.count]`.
+    init(_ window: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int, labels: inout Labels) {
+        var slots = ReplicaSlots()
+        let labelsBefore = labels.fresh.count
+        defer { newLabels = Array(labels.fresh[labelsBefore...]) }
+        bytes.reserveCapacity(outcomes.count * 12)
+        keys.reserveCapacity(outcomes.count)
+        ends.reserveCapacity(outcomes.count)
+        var i = start
+        for outcome in outcomes {
+            defer { i += 1 }
+            guard OpCoding.storeEvents(for: window[i], outcome.events, labels: &labels, into: &bytes) else { continue }
+            keys.append(OpKey.make(lamport: window[i].lamport, replica: Int64(slots.slot(window[i].id.replica))))
+            ends.append(Int32(bytes.count))
+        }
+        replicas = slots.names
+    }
+
+    /// Entries already stored in a file, keyed by its own replica numbers (named by `names`).
+    init(stored entries: [OutcomePages.Entry], names: [Int64: String]) {
+        var slots = ReplicaSlots()
+        for entry in entries {
+            bytes.append(contentsOf: entry.events)
+            keys.append(OpKey.make(lamport: OpKey.lamport(entry.key), replica: Int64(slots.slot(names[OpKey.replica(entry.key)] ?? ""))))
+            ends.append(Int32(bytes.count))
+        }
+        replicas = slots.names
+    }
+}
+
+/// One file's outcome entries for a window: encoded runs (its own, or another file's when both
+/// number labels alike), each with this file's numbers for the run's replicas; then sorted by
+/// this file's op keys and written as pages.
 struct OutcomeEncoder {
-    private var bytes: [UInt8] = []
-    /// Each entry's op key and where its bytes end in `bytes` (they start where the one before
-    /// in this list ends).
-    private var spans: [(key: Int64, end: Int)] = []
-    private var slots = ReplicaSlots()
-    private var replicaIDs: [Int64] = [] // this file's replica numbers, by slot
+    private var runs: [(run: EncodedRun, replicaIDs: [Int64])] = []
     /// The key from which pages are rewritten.
     let bound: Int64
 
     /// Starts with the stored entries that stay: every outcome from the window's first Lamport
     /// number on is rewritten (the pages hold op keys, (Lamport, local replica number)), and ops
     /// of that Lamport number that sort before the window (in the checkpoint) keep theirs.
-    init(after: OrderKey?, expected: Int, _ db: Database, index: LogIndex) throws {
+    init(after: OrderKey?, _ db: Database, index: inout LogIndex) throws {
         bound = OpKey.first(lamport: after?.lamport ?? 0)
-        bytes.reserveCapacity(expected * 12)
-        spans.reserveCapacity(expected)
         guard let after else { return }
         var reader = try OutcomePages.Reader(from: bound, db)
         var next = bound
+        var kept: [OutcomePages.Entry] = []
         while let entry = try reader.peek(atOrAfter: next, db), OpKey.lamport(entry.key) == after.lamport {
             if let name = index.replicaNames[OpKey.replica(entry.key)], !(after < OrderKey(lamport: after.lamport, replica: name)) {
-                bytes.append(contentsOf: entry.events)
-                spans.append((entry.key, bytes.count))
+                kept.append(entry)
             }
             next = entry.key + 1
         }
+        if !kept.isEmpty { try add(EncodedRun(stored: kept, names: index.replicaNames), db, index: &index) }
     }
 
-    /// Encodes the outcomes of `window[start..<start + outcomes.count]`.
-    mutating func add(_ window: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int, _ db: Database,
-                      index: inout LogIndex) throws {
-        var i = start
-        for outcome in outcomes {
-            defer { i += 1 }
-            guard OpCoding.storeEvents(for: window[i], outcome.events, labels: &index.labels, into: &bytes) else { continue }
-            let slot = slots.slot(window[i].id.replica)
-            if slot == replicaIDs.count { replicaIDs.append(try index.replicaID(window[i].id.replica, db)) }
-            spans.append((OpKey.make(lamport: window[i].lamport, replica: replicaIDs[slot]), bytes.count))
+    /// Encodes the outcomes of `window[start..<start + outcomes.count]` with this file's labels,
+    /// and returns them encoded (for a file whose labels are the same).
+    mutating func encode(_ window: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int, _ db: Database,
+                         index: inout LogIndex) throws -> EncodedRun {
+        let run = EncodedRun(window, outcomes, from: start, labels: &index.labels)
+        try add(run, db, index: &index)
+        return run
+    }
+
+    /// Takes a run encoded with labels numbered as this file's are.
+    mutating func add(_ run: EncodedRun, _ db: Database, index: inout LogIndex) throws {
+        runs.append((run, try run.replicas.map { try index.replicaID($0, db) }))
+    }
+
+    /// Another file's numbers for labels, as this file's (filled as they are met).
+    private var labelMap: [UInt64: UInt64] = [:]
+
+    /// Takes a run another file encoded, its label numbers made this file's: `theirs` names the
+    /// other file's labels (those the run numbered are added to it). Cheaper than encoding the
+    /// outcomes again: the bytes are copied, with only the label numbers looked up.
+    mutating func add(_ run: EncodedRun, labelledBy theirs: inout [Int64: String], _ db: Database, index: inout LogIndex) throws {
+        for (id, name) in run.newLabels { theirs[id] = name }
+        var relabelled = run
+        relabelled.bytes = []
+        relabelled.bytes.reserveCapacity(run.bytes.count)
+        var map = labelMap
+        defer { labelMap = map }
+        func mine(_ id: UInt64) -> UInt64? {
+            if let known = map[id] { return known }
+            guard id <= UInt64(Int64.max), let name = theirs[Int64(id)] else { return nil }
+            let mapped = UInt64(index.labels.id(name))
+            map[id] = mapped
+            return mapped
         }
+        var start = 0
+        for k in run.ends.indices {
+            let end = Int(run.ends[k])
+            guard EventCoding.relabel(run.bytes[start..<end], into: &relabelled.bytes, map: mine) else {
+                throw StoreError.mismatch("an outcome encoded for the other file does not parse")
+            }
+            relabelled.ends[k] = Int32(relabelled.bytes.count)
+            start = end
+        }
+        relabelled.newLabels = []
+        try add(relabelled, db, index: &index)
     }
 
     /// Writes the entries as pages, replacing every stored one from `bound` on.
     consuming func write(_ db: Database) throws -> Int {
+        // Each entry's key in this file, with where to find its bytes (run, index in the run).
+        var order: [(key: Int64, run: Int32, entry: Int32)] = []
+        order.reserveCapacity(runs.reduce(0) { $0 + $1.run.keys.count })
+        for (r, (run, ids)) in runs.enumerated() {
+            for (k, key) in run.keys.enumerated() {
+                order.append((OpKey.make(lamport: OpKey.lamport(key), replica: ids[Int(OpKey.replica(key))]), Int32(r), Int32(k)))
+            }
+        }
         // Replay order sorts the replicas of one Lamport number by name, keys by local number:
-        // the spans are sorted by index into them (their bytes stay where they are).
-        var order = Array(0..<spans.count)
-        if !spans.indices.dropFirst().allSatisfy({ spans[$0 - 1].key < spans[$0].key }) {
-            order.sort { spans[$0].key < spans[$1].key }
+        // only ops of one Lamport number can be out of key order, usually by a step or two, so an
+        // insertion sort does it in one pass — unless many replicas share Lamport numbers, when
+        // it gives up and sorts.
+        var budget = 8 * order.count
+        for k in order.indices.dropFirst() where order[k].key < order[k - 1].key {
+            let moving = order[k]
+            var j = k
+            while j > 0 && order[j - 1].key > moving.key && budget > 0 {
+                order[j] = order[j - 1]
+                j -= 1
+                budget -= 1
+            }
+            order[j] = moving
+            if budget == 0 {
+                order.sort { $0.key < $1.key }
+                break
+            }
         }
         var pages = try OutcomePages.Writer(keepingBefore: bound, db)
-        for k in order {
-            let start = k == 0 ? 0 : spans[k - 1].end
-            try pages.add(key: spans[k].key, events: bytes[start..<spans[k].end], db)
+        for entry in order {
+            let r = Int(entry.run), k = Int(entry.entry)
+            let start = k == 0 ? 0 : Int(runs[r].run.ends[k - 1])
+            try pages.add(key: entry.key, events: runs[r].run.bytes[start..<Int(runs[r].run.ends[k])], db)
         }
         try pages.finish(db)
-        return spans.count
+        return order.count
     }
 }
