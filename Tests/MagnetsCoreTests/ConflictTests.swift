@@ -44,6 +44,21 @@ struct ConflictTests {
         let bob = try #require(timeline.ops.firstIndex { $0.id.replica == "bob" })
         #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { $1 == bob } == 1)
         #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { $1 != bob } == 0)
+        // Fed in stretches, a counter finds the same; told its pairs are concurrent, it trusts
+        // that and counts a pair of ops one after the other too (two moves by bob), where the
+        // plain filter checks the clocks and does not.
+        var counter = Conflict.Counter()
+        for start in stride(from: 0, to: timeline.ops.count, by: 2) {
+            counter.count(timeline.ops, timeline.outcomes[start..<min(start + 2, timeline.ops.count)], from: start)
+        }
+        #expect(counter.total == 1)
+        var later = timeline // bob moves it again: his second move has seen his first
+        try later.insert([Operation(id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
+                                    time: 0, payload: .move(magnet: Self.m, target: .point(P(100, 100))))])
+        var trusting = Conflict.Counter(concurrentPairs: { _, _ in true }), checking = Conflict.Counter(pairs: { _, _ in true })
+        trusting.count(later.ops, later.outcomes[...], from: 0)
+        checking.count(later.ops, later.outcomes[...], from: 0)
+        #expect(checking.total == 1 && trusting.total == 2)
     }
 
     @Test("a move and a return: the later return wins; a later move of a returned magnet is rejected")

@@ -65,14 +65,25 @@ extension Conflict {
         public private(set) var total = 0
         private var scanner = Scanner()
         private let pairs: ((Int, Int) -> Bool)?
+        private let pairsAreConcurrent: Bool
 
-        public init(pairs: ((Int, Int) -> Bool)? = nil) { self.pairs = pairs }
+        public init(pairs: ((Int, Int) -> Bool)? = nil) {
+            self.pairs = pairs
+            pairsAreConcurrent = false
+        }
+
+        /// Counts only the pairs `concurrentPairs` accepts, which the caller knows to be
+        /// concurrent: they are counted without comparing the ops' clocks.
+        public init(concurrentPairs: @escaping (Int, Int) -> Bool) {
+            pairs = concurrentPairs
+            pairsAreConcurrent = true
+        }
 
         /// Counts the conflicts of `ops[start..<start + outcomes.count]`, whose outcomes these are
         /// (`ops` is the whole replay order: earlier ops are looked up in it).
         public mutating func count(_ ops: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int) {
             var found = 0
-            scanner.scan(ops, outcomes, from: start, pairs: pairs) { _, _, _, _ in found += 1 }
+            scanner.scan(ops, outcomes, from: start, pairs: pairs, pairsAreConcurrent: pairsAreConcurrent) { _, _, _, _ in found += 1 }
             total += found
         }
     }
@@ -80,7 +91,7 @@ extension Conflict {
     private static func scan(_ ops: [Operation], _ outcomes: [Outcome], pairs: ((Int, Int) -> Bool)?,
                              report: (Int, Int, Subject, (Operation) -> String) -> Void) {
         var scanner = Scanner()
-        scanner.scan(ops, outcomes[...], from: 0, pairs: pairs, report: report)
+        scanner.scan(ops, outcomes[...], from: 0, pairs: pairs, pairsAreConcurrent: false, report: report)
     }
 
     /// The op last seen on each object, by index into the replay order (cheaper than copying ops).
@@ -97,12 +108,12 @@ extension Conflict {
         /// of its two ops, what they were about, and how to say how it was settled (given the
         /// earlier op).
         mutating func scan(_ ops: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int, pairs: ((Int, Int) -> Bool)?,
-                           report: (Int, Int, Subject, (Operation) -> String) -> Void) {
+                           pairsAreConcurrent: Bool, report: (Int, Int, Subject, (Operation) -> String) -> Void) {
             var current = start
             func check(_ earlierIndex: Int?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
                 guard let earlierIndex else { return }
                 if let pairs, !pairs(earlierIndex, current) { return }
-                guard ops[earlierIndex].isConcurrent(with: later) else { return }
+                guard pairsAreConcurrent || ops[earlierIndex].isConcurrent(with: later) else { return }
                 withoutActuallyEscaping(settled) { report(earlierIndex, current, subject, $0) }
             }
 

@@ -241,7 +241,9 @@ extension BoardFile {
                 countWork.enter()
                 Thread.detachNewThread { [self, window, opsA = intoA.ops, opsB = intoB.ops] in
                     let sides = BoardFile.sides(of: window, intoA: opsA, intoB: opsB)
-                    var counter = Conflict.Counter { sides[$0] | sides[$1] == 3 }
+                    // An op A lacked and an op B lacked are concurrent: had either seen the other,
+                    // its file would have held the other too.
+                    var counter = Conflict.Counter(concurrentPairs: { sides[$0] | sides[$1] == 3 })
                     feed.forEach { item in
                         if case .outcomes(let outcomes, let from) = item { counter.count(window, outcomes[...], from: from) }
                     }
