@@ -23,13 +23,15 @@ extension BoardFile {
     /// dropped; the rest must be valid and follow on from what is held.
     static func admit(_ incoming: [Operation], index: LogIndex) throws -> (ops: [Operation], version: VectorClock, lamports: [String: Int]) {
         var goodAuthor: String? // runs of ops share an author: check each run once
-        for op in incoming {
-            if let problem = op.payload.problem { throw StoreError.invalidOp("op \(op.id): \(problem)") }
-            if op.author != goodAuthor {
-                guard Validation.isAuthor(op.author) else { throw StoreError.invalidOp("op \(op.id): bad author name") }
-                goodAuthor = op.author
+        for k in incoming.indices { // (by index: no copy of each op)
+            if let problem = incoming[k].payload.problem { throw StoreError.invalidOp("op \(incoming[k].id): \(problem)") }
+            if incoming[k].author != goodAuthor {
+                guard Validation.isAuthor(incoming[k].author) else { throw StoreError.invalidOp("op \(incoming[k].id): bad author name") }
+                goodAuthor = incoming[k].author
             }
-            guard op.lamport <= OpKey.maxLamport else { throw StoreError.invalidOp("op \(op.id): Lamport number above 2^46") }
+            guard incoming[k].lamport <= OpKey.maxLamport else {
+                throw StoreError.invalidOp("op \(incoming[k].id): Lamport number above 2^46")
+            }
         }
         let admitted: (ops: [Operation], version: VectorClock, lamports: [String: Int])
         do {
@@ -40,11 +42,11 @@ extension BoardFile {
         // Causally complete: every op the new ones had seen is held once they join. Consecutive
         // ops of a replica share one context, so most checks are one comparison.
         var checked: VectorClock?
-        for op in admitted.ops where op.context != checked {
-            for (replica, seq) in op.context.entries where seq > admitted.version[replica] {
-                throw StoreError.invalidOp("op \(op.id) depends on \(replica):\(seq), which neither it nor this file brings")
+        for k in admitted.ops.indices where admitted.ops[k].context != checked {
+            for (replica, seq) in admitted.ops[k].context.entries where seq > admitted.version[replica] {
+                throw StoreError.invalidOp("op \(admitted.ops[k].id) depends on \(replica):\(seq), which neither it nor this file brings")
             }
-            checked = op.context
+            checked = admitted.ops[k].context
         }
         return admitted
     }
