@@ -113,34 +113,43 @@ public struct Timeline: Sendable {
         }
         // The usual case: the held ops become `ops` as they are, applied in place.
         ops = held
-        applyHeld(chunk: nil) { _, _ in }
+        outcomes.reserveCapacity(ops.count)
+        for i in ops.indices {
+            outcomes.append(board.apply(ops[i]))
+            checkpointIfDue(after: i)
+        }
     }
 
-    /// Like `replayHeld(_:)` on an empty timeline, handing the outcomes over as they are made:
-    /// after every `chunk` ops (and after the last) `handOver` gets a copy of the outcomes just
-    /// made and the range of `ops` they belong to, so that other threads can work on them (write
-    /// them, count conflicts) while the replay goes on.
+    /// Like `replayHeld(_:)` on an empty timeline, handing the outcomes over as they are made
+    /// instead of keeping them (`outcomes` stays empty): after every `chunk` ops (and after the
+    /// last) `handOver` gets the outcomes just made and the range of `ops` they belong to, so that
+    /// other threads can work on them (write them, count conflicts) while the replay goes on,
+    /// and let them go once done — a sync of hundreds of thousands of ops need not hold them all.
     public mutating func replayHeld(_ held: consuming [Operation], chunk: Int,
                                     handOver: (_ outcomes: [Outcome], _ of: Range<Int>) -> Void) {
         precondition(ops.isEmpty, "a replay handing outcomes over starts from an empty timeline")
         ops = held
-        applyHeld(chunk: max(1, chunk), handOver: handOver)
-    }
-
-    /// Applies every op of `ops` (all held, none applied yet) in place; with a `chunk`, hands the
-    /// outcomes over that many at a time.
-    private mutating func applyHeld(chunk: Int?, handOver: (_ outcomes: [Outcome], _ of: Range<Int>) -> Void) {
-        outcomes.reserveCapacity(ops.count)
+        let chunk = max(1, chunk)
+        var pending: [Outcome] = []
+        pending.reserveCapacity(min(chunk, ops.count))
         var handed = 0
         for i in ops.indices {
-            outcomes.append(board.apply(ops[i]))
-            if (base + i + 1) % checkpointInterval == 0 {
-                checkpoints.append(Checkpoint(position: base + i + 1, board: board, after: OrderKey(ops[i])))
-            }
-            if let chunk, i + 1 - handed == chunk || i + 1 == ops.count {
-                handOver(Array(outcomes[handed...i]), handed..<(i + 1))
+            pending.append(board.apply(ops[i]))
+            checkpointIfDue(after: i)
+            if pending.count == chunk || i + 1 == ops.count {
+                handOver(pending, handed..<(i + 1))
                 handed = i + 1
+                pending = []
+                pending.reserveCapacity(min(chunk, ops.count - handed))
             }
+        }
+    }
+
+    /// Notes a checkpoint when the op at `i` (applied in place) ends a stretch of the interval.
+    @inline(__always)
+    private mutating func checkpointIfDue(after i: Int) {
+        if (base + i + 1) % checkpointInterval == 0 {
+            checkpoints.append(Checkpoint(position: base + i + 1, board: board, after: OrderKey(ops[i])))
         }
     }
 
@@ -280,8 +289,17 @@ public struct Timeline: Sendable {
 
     /// Three lists in replay order, merged into one (with a copy of each op, not two).
     public static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation]) -> [Operation] {
+        var sources: [UInt8] = []
+        return merged(a, b, c, sources: &sources)
+    }
+
+    /// The same, noting in `sources` which list each op of the result came from: 0 for `a`, 1
+    /// for `b`, 2 for `c`.
+    public static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation], sources: inout [UInt8]) -> [Operation] {
         var result: [Operation] = []
         result.reserveCapacity(a.count + b.count + c.count)
+        sources = []
+        sources.reserveCapacity(a.count + b.count + c.count)
         var i = 0, j = 0, k = 0
         while true {
             var best = -1 // which list's head comes first
@@ -294,6 +312,7 @@ public struct Timeline: Sendable {
             case 2: result.append(c[k]); k += 1
             default: return result
             }
+            sources.append(UInt8(best))
         }
     }
 

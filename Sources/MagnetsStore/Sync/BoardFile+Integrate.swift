@@ -89,12 +89,12 @@ extension BoardFile {
     /// Replays a window (every op after `start`, in replay order) on top of the checkpoint; with
     /// a feed, handing the outcomes over to it as they are made.
     static func replay(_ window: [Operation], from start: Timeline.Checkpoint, startClock: VectorClock, version: VectorClock,
-                       lamports: [String: Int], interval: Int, feed: Channel<OutcomeFeed.Item>? = nil) -> Integration {
+                       lamports: [String: Int], interval: Int, feed: OutcomeFeed? = nil) -> Integration {
         var trace = Trace()
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports, checkpointInterval: interval)
         if let feed {
-            feed.publish(.window(window, start: start))
-            timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) { feed.publish(.outcomes($0, from: $1.lowerBound)) }
+            feed.begin(window: window, start: start)
+            timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) { feed.chunks.publish(($0, $1.lowerBound)) }
         } else {
             timeline.replayHeld(window)
         }
@@ -187,17 +187,6 @@ extension BoardFile {
         try saveState(timeline.board, replacing: old, ops: timeline.end, db, index: &index)
         try index.save(db)
         trace.mark("wrote checkpoints and state")
-    }
-
-    /// For each op of a window, which of two lists of its ops (each in replay order, sharing
-    /// none) it came from: 1 the first, 2 the second, 0 neither. Found in one merge-like pass.
-    static func sides(of window: [Operation], intoA: [Operation], intoB: [Operation]) -> [UInt8] {
-        var side = [UInt8](repeating: 0, count: window.count)
-        var a = 0, b = 0
-        for k in window.indices {
-            if a < intoA.count, intoA[a].id == window[k].id { side[k] = 1; a += 1 } else if b < intoB.count, intoB[b].id == window[k].id { side[k] = 2; b += 1 }
-        }
-        return side
     }
 
     /// The ops of `db` that a log with version `other` lacks. With `otherLamports` (the other

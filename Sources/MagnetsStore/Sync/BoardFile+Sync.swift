@@ -108,9 +108,11 @@ extension BoardFile {
         var admittedB: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var integration: Integration?
         /// The window's outcomes as the replay makes them, for the writers and the count.
-        let feed = Channel<OutcomeFeed.Item>()
+        let feed: OutcomeFeed
         /// A's encoded outcomes, for B.
-        let encoded = Channel<EncodedRun>()
+        let encoded = Channel<EncodedRun>(consumers: 1)
+        /// B has its copies of what both admitted: A may let the exchange's go.
+        private let tookAdmitted = DispatchSemaphore(value: 0)
         /// The replay and the conflict count, each on a thread of its own.
         let replayWork = DispatchGroup(), countWork = DispatchGroup()
         var conflicts = 0
@@ -122,6 +124,7 @@ extension BoardFile {
             self.dryRun = dryRun
             self.interval = interval
             self.secondFile = secondFile
+            feed = OutcomeFeed(consumers: dryRun ? 1 : 2) // the count, and A's encoder when writing
         }
 
         /// Drops what the exchange holds of the logs (the replayed window above all).
@@ -191,6 +194,8 @@ extension BoardFile {
             }
             try meet(role)                                                   // 3: both admitted
             var (intoA, intoB) = (admittedA!, admittedB!)
+            if role == .b { tookAdmitted.signal() }
+            let (countA, countB, clock) = (intoA.ops.count, intoB.ops.count, intoA.version)
             if role == .a {
                 toA = []; toB = [] // the admitted copies are all that is needed from here on
                 trace.mark("admitted them")
@@ -228,8 +233,17 @@ extension BoardFile {
                 let (start, startClock) = try checkpoint(before: earliest, db)
                 let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.map(\.lamport).max() ?? 0,
                                      db, index: index)
-                let window = Timeline.merged(common, intoB.ops, intoA.ops)
+                // Which side each op came from: 1 from B (A received it), 2 from A (B received it).
+                var sides: [UInt8] = []
+                let window = Timeline.merged(common, intoB.ops, intoA.ops, sources: &sides)
                 trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
+                // From here on the window holds the exchanged ops: A keeps its list of the ops it
+                // lacked only until they are in its log, and none of the others (memory: a sync
+                // of 2×200,000 ops held each op three times).
+                tookAdmitted.wait()
+                admittedA = nil
+                admittedB = nil
+                intoB.ops = []
                 let interval = interval, feed = feed
                 replayWork.enter()
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
@@ -239,38 +253,31 @@ extension BoardFile {
                     replayWork.leave()
                 }
                 countWork.enter()
-                Thread.detachNewThread { [self, window, opsA = intoA.ops, opsB = intoB.ops] in
-                    let sides = BoardFile.sides(of: window, intoA: opsA, intoB: opsB)
+                Thread.detachNewThread { [self, window, sides] in
                     // An op A lacked and an op B lacked are concurrent: had either seen the other,
                     // its file would have held the other too.
                     var counter = Conflict.Counter(concurrentPairs: { sides[$0] | sides[$1] == 3 })
-                    feed.forEach { item in
-                        if case .outcomes(let outcomes, let from) = item { counter.count(window, outcomes[...], from: from) }
-                    }
+                    feed.chunks.forEach { counter.count(window, $0.outcomes[...], from: $0.from) }
                     conflicts = counter.total
                     countWork.leave()
                 }
                 if !dryRun { try insert(intoA.ops, db, index: &index) }
-            } else if !dryRun {
-                try insert(intoB.ops, db, index: &index)
+                intoA.ops = []
+            } else {
+                intoA.ops = []
+                if !dryRun { try insert(intoB.ops, db, index: &index) }
+                intoB.ops = []
             }
             // The window's outcomes are encoded as the replay makes them, by A; B takes A's
             // bytes with the zone and boundary numbers made its own.
             var encoder: OutcomeEncoder?
-            if !dryRun && role == .a {
-                var window: [Operation] = []
-                try feed.forEach { item in
-                    switch item {
-                    case .window(let ops, let start):
-                        window = ops
-                        encoder = try OutcomeEncoder(after: start.after, db, index: &index)
-                    case .outcomes(let outcomes, let from):
-                        encoded.publish(try encoder!.encode(window, outcomes[...], from: from, db, index: &index))
-                    }
-                }
+            if !dryRun && role == .a, let (window, start) = feed.window() {
+                var encoding = try OutcomeEncoder(after: start.after, db, index: &index)
+                try feed.chunks.forEach { encoded.publish(try encoding.encode(window, $0.outcomes[...], from: $0.from, db, index: &index)) }
+                encoder = encoding
                 encoded.finish()
                 trace.mark("encoded the outcomes for A")
-            } else if !dryRun, case .window(_, let start)? = feed.item(0) {
+            } else if !dryRun && role == .b, let (_, start) = feed.window() {
                 var relabelling = try OutcomeEncoder(after: start.after, db, index: &index)
                 var labelsOfA = theirs.labels.names
                 try encoded.forEach { try relabelling.add($0, labelledBy: &labelsOfA, db, index: &index) }
@@ -278,12 +285,7 @@ extension BoardFile {
                 trace.mark("took A's encoded outcomes for B")
             }
             if role == .a { replayWork.wait() }
-            let (countA, countB, clock) = (intoA.ops.count, intoB.ops.count, intoA.version)
             try meet(role)                                                   // 4: the replayed window, the logs complete
-            // The exchanged ops are in both logs and in the window now: their own lists can go.
-            intoA.ops = []
-            intoB.ops = []
-            if role == .a { admittedA = nil; admittedB = nil }
             if let encoder {
                 try writeDerived(integration!, encoded: encoder, db, index: &index)
                 trace.mark("wrote \(role == .a ? "A" : "B")")

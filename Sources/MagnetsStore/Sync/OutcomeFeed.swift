@@ -4,15 +4,21 @@ import MagnetsCore
 
 /// Items handed from one thread to others in order as they are made: the outcomes of a sync's
 /// window as its replay makes them (a chunk at a time), and their encoded form, go to the
-/// threads that work on them while the replay goes on.
+/// threads that work on them while the replay goes on. Each item is let go once every one of
+/// the `consumers` has been through it, so what is held is what the slowest has yet to take.
 final class Channel<Item>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var items: [Item] = []
+    private var items: [Item?] = []
+    private var taken: [Int] = []
     private var finished = false
+    private let consumers: Int
+
+    init(consumers: Int) { self.consumers = consumers }
 
     func publish(_ item: Item) {
         condition.lock()
         items.append(item)
+        taken.append(0)
         condition.broadcast()
         condition.unlock()
     }
@@ -25,21 +31,25 @@ final class Channel<Item>: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The `k`-th item, waiting for it; `nil` once the channel finished with fewer.
-    func item(_ k: Int) -> Item? {
-        condition.lock()
-        defer { condition.unlock() }
-        while k >= items.count && !finished { condition.wait() }
-        return k < items.count ? items[k] : nil
-    }
-
-    /// Calls `body` with each item in order, as they come, until the channel finishes.
+    /// Calls `body` with each item in order, as they come, until the channel finishes. Each
+    /// consumer goes through the items once.
     func forEach(_ body: (Item) throws -> Void) rethrows {
         var k = 0
-        while let item = item(k) {
+        while let item = take(k) {
             try body(item)
             k += 1
         }
+    }
+
+    /// The `k`-th item, waiting for it; `nil` once the channel finished with fewer.
+    private func take(_ k: Int) -> Item? {
+        condition.lock()
+        defer { condition.unlock() }
+        while k >= items.count && !finished { condition.wait() }
+        guard k < items.count, let item = items[k] else { return nil }
+        taken[k] += 1
+        if taken[k] == consumers { items[k] = nil } // (the caller's copy is the last)
+        return item
     }
 
     /// Drops the items, once nobody reads them.
@@ -53,15 +63,54 @@ final class Channel<Item>: @unchecked Sendable {
     }
 }
 
-/// What a sync's replay hands over: the window (once), then its outcomes a chunk at a time.
-enum OutcomeFeed {
+/// What a sync's replay hands over: the window it replays and where from (once), then the
+/// window's outcomes a chunk at a time, to the threads that take them (A's encoder, unless the
+/// sync is a dry run, and the conflict count).
+final class OutcomeFeed: @unchecked Sendable {
     /// Ops per chunk: small enough that the writers keep close behind the replay, large enough
     /// that handing over costs nothing to speak of.
     static let chunkSize = 2048
 
-    enum Item {
-        case window([Operation], start: Timeline.Checkpoint)
-        case outcomes([Outcome], from: Int)
+    typealias Chunk = (outcomes: [Outcome], from: Int)
+    let chunks: Channel<Chunk>
+
+    /// `consumers`: how many threads take the chunks.
+    init(consumers: Int) { chunks = Channel(consumers: consumers) }
+    private let condition = NSCondition()
+    private var started: (window: [Operation], start: Timeline.Checkpoint)?
+    private var over = false
+
+    func begin(window: [Operation], start: Timeline.Checkpoint) {
+        condition.lock()
+        started = (window, start)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The window and where its replay starts, once begun; `nil` if the sync failed first.
+    func window() -> (window: [Operation], start: Timeline.Checkpoint)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while started == nil && !over { condition.wait() }
+        return started
+    }
+
+    func finish() {
+        condition.lock()
+        over = true
+        condition.broadcast()
+        condition.unlock()
+        chunks.finish()
+    }
+
+    func clear() {
+        condition.lock()
+        let dropped = started
+        started = nil
+        over = true
+        condition.unlock()
+        _ = dropped
+        chunks.clear()
     }
 }
 
