@@ -109,8 +109,10 @@ extension BoardFile {
         var integration: Integration?
         /// The window's outcomes as the replay makes them, for the writers and the count.
         let feed: OutcomeFeed
-        /// A's encoded outcomes, for B.
-        let encoded = Channel<EncodedRun>(consumers: 1)
+        /// The window's outcomes encoded with A's labels, for both files; then the labels they
+        /// were encoded with (A's, with the names met for the first time).
+        let encoded = Channel<EncodedRun>(consumers: 2)
+        var encodedLabels: Labels?
         /// B has its copies of what both admitted: A may let the exchange's go.
         private let tookAdmitted = DispatchSemaphore(value: 0)
         /// The replay and the conflict count, each on a thread of its own.
@@ -124,7 +126,7 @@ extension BoardFile {
             self.dryRun = dryRun
             self.interval = interval
             self.secondFile = secondFile
-            feed = OutcomeFeed(consumers: dryRun ? 1 : 2) // the count, and A's encoder when writing
+            feed = OutcomeFeed(consumers: 1) // the thread that counts conflicts and encodes
         }
 
         /// Drops what the exchange holds of the logs (the replayed window above all).
@@ -227,8 +229,8 @@ extension BoardFile {
                 // Everything before the earliest exchanged op is common to both files: the window
                 // from the checkpoint before it is replayed once, on a third thread, from ops in
                 // memory — A's own (those B lacks were read for B; the shared ones are read now)
-                // merged with B's — while A and B each take in the ops they lack and then encode
-                // the outcomes the replay hands over, and a fourth thread counts the conflicts.
+                // merged with B's — while A and B each take in the ops they lack, and a fourth
+                // thread counts the conflicts and encodes the outcomes the replay hands over.
                 let earliest = [intoA.ops.first, intoB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
                 let (start, startClock) = try checkpoint(before: earliest, db)
                 let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.map(\.lamport).max() ?? 0,
@@ -253,11 +255,19 @@ extension BoardFile {
                     replayWork.leave()
                 }
                 countWork.enter()
-                Thread.detachNewThread { [self, window, sides] in
+                // The fourth thread also encodes the outcomes (with A's labels), so that each
+                // chunk is let go as soon as the replay makes it, whatever the inserts are doing.
+                Thread.detachNewThread { [self, window, sides, labels = index.labels, dryRun] in
                     // An op A lacked and an op B lacked are concurrent: had either seen the other,
                     // its file would have held the other too.
                     var counter = Conflict.Counter(concurrentPairs: { sides[$0] | sides[$1] == 3 })
-                    feed.chunks.forEach { counter.count(window, $0.outcomes[...], from: $0.from) }
+                    var labels = labels
+                    feed.chunks.forEach { chunk in
+                        counter.count(window, chunk.outcomes[...], from: chunk.from)
+                        if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
+                    }
+                    encodedLabels = labels
+                    encoded.finish()
                     conflicts = counter.total
                     countWork.leave()
                 }
@@ -268,15 +278,15 @@ extension BoardFile {
                 if !dryRun { try insert(intoB.ops, db, index: &index) }
                 intoB.ops = []
             }
-            // The window's outcomes are encoded as the replay makes them, by A; B takes A's
-            // bytes with the zone and boundary numbers made its own.
+            // The window's outcomes, encoded with A's labels as the replay makes them: A takes the
+            // bytes as they are, B with the zone and boundary numbers made its own.
             var encoder: OutcomeEncoder?
-            if !dryRun && role == .a, let (window, start) = feed.window() {
-                var encoding = try OutcomeEncoder(after: start.after, db, index: &index)
-                try feed.chunks.forEach { encoded.publish(try encoding.encode(window, $0.outcomes[...], from: $0.from, db, index: &index)) }
-                encoder = encoding
-                encoded.finish()
-                trace.mark("encoded the outcomes for A")
+            if !dryRun && role == .a, let (_, start) = feed.window() {
+                var taking = try OutcomeEncoder(after: start.after, db, index: &index)
+                try encoded.forEach { try taking.add($0, db, index: &index) }
+                if let encodedLabels { index.labels = encodedLabels } // (with those numbered meanwhile)
+                encoder = taking
+                trace.mark("took the encoded outcomes for A")
             } else if !dryRun && role == .b, let (_, start) = feed.window() {
                 var relabelling = try OutcomeEncoder(after: start.after, db, index: &index)
                 var labelsOfA = theirs.labels.names

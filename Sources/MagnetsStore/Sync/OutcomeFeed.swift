@@ -64,8 +64,7 @@ final class Channel<Item>: @unchecked Sendable {
 }
 
 /// What a sync's replay hands over: the window it replays and where from (once), then the
-/// window's outcomes a chunk at a time, to the threads that take them (A's encoder, unless the
-/// sync is a dry run, and the conflict count).
+/// window's outcomes a chunk at a time, to the threads that take them.
 final class OutcomeFeed: @unchecked Sendable {
     /// Ops per chunk: small enough that the writers keep close behind the replay, large enough
     /// that handing over costs nothing to speak of.
