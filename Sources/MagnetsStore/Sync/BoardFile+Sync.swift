@@ -261,14 +261,16 @@ extension BoardFile {
                     // An op A lacked and an op B lacked are concurrent: had either seen the other,
                     // its file would have held the other too.
                     var counter = Conflict.Counter(concurrentPairs: { sides[$0] | sides[$1] == 3 })
-                    var labels = labels
+                    var labels = labels, trace = Trace()
                     feed.chunks.forEach { chunk in
-                        counter.count(window, chunk.outcomes[...], from: chunk.from)
+                        // Encoded first: the files wait for these bytes; only the report waits for the count.
                         if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
+                        counter.count(window, chunk.outcomes[...], from: chunk.from)
                     }
                     encodedLabels = labels
                     encoded.finish()
                     conflicts = counter.total
+                    trace.mark("encoded the outcomes and counted \(counter.total) conflicts")
                     countWork.leave()
                 }
                 if !dryRun { try insert(intoA.ops, db, index: &index) }

@@ -156,11 +156,16 @@ struct EncodedRun: Sendable {
     }
 }
 
-/// One file's outcome entries for a window: encoded runs (its own, or another file's when both
-/// number labels alike), each with this file's numbers for the run's replicas; then sorted by
-/// this file's op keys and written as pages.
+/// One file's outcome entries for a window: encoded runs (its own, or another file's relabelled),
+/// each with this file's numbers for the run's replicas, written as pages as they come — all but
+/// the entries of the last Lamport number met, whose order among themselves is not known yet.
 struct OutcomeEncoder {
     private var runs: [(run: EncodedRun, replicaIDs: [Int64])] = []
+    /// Entries not written yet, in replay order: each one's key in this file, with where to find
+    /// its bytes (run, index in the run).
+    private var pending: [(key: Int64, run: Int32, entry: Int32)] = []
+    private var pages: OutcomePages.Writer?
+    private var written = 0
     /// The key from which pages are rewritten.
     let bound: Int64
 
@@ -191,9 +196,54 @@ struct OutcomeEncoder {
         return run
     }
 
-    /// Takes a run encoded with labels numbered as this file's are.
+    /// Takes a run encoded with labels numbered as this file's are, and writes what is final.
     mutating func add(_ run: EncodedRun, _ db: Database, index: inout LogIndex) throws {
-        runs.append((run, try run.replicas.map { try index.replicaID($0, db) }))
+        let ids = try run.replicas.map { try index.replicaID($0, db) }
+        runs.append((run, ids))
+        let r = Int32(runs.count - 1)
+        for (k, key) in run.keys.enumerated() {
+            pending.append((OpKey.make(lamport: OpKey.lamport(key), replica: ids[Int(OpKey.replica(key))]), r, Int32(k)))
+        }
+        // Every later entry has a Lamport number at least the run's last: those below are final.
+        if let last = run.keys.last { try flush(below: OpKey.lamport(last), db) }
+    }
+
+    /// Writes the pending entries with Lamport numbers below `lamport`, in key order.
+    private mutating func flush(below lamport: Int, _ db: Database) throws {
+        var cut = pending.count // the pending entries are in replay order: those below come first
+        while cut > 0 && OpKey.lamport(pending[cut - 1].key) >= lamport { cut -= 1 }
+        guard cut > 0 else { return }
+        OutcomeEncoder.sortNearlySorted(&pending[..<cut])
+        if pages == nil { pages = try OutcomePages.Writer(keepingBefore: bound, db) }
+        for entry in pending[..<cut] {
+            let r = Int(entry.run), k = Int(entry.entry)
+            let start = k == 0 ? 0 : Int(runs[r].run.ends[k - 1])
+            try pages!.add(key: entry.key, events: runs[r].run.bytes[start..<Int(runs[r].run.ends[k])], db)
+        }
+        written += cut
+        pending.removeFirst(cut)
+    }
+
+    /// Replay order sorts the replicas of one Lamport number by name, keys by local number: only
+    /// ops of one Lamport number can be out of key order, usually by a step or two, so an
+    /// insertion sort does it in one pass — unless many replicas share Lamport numbers, when it
+    /// gives up and sorts.
+    static func sortNearlySorted(_ entries: inout ArraySlice<(key: Int64, run: Int32, entry: Int32)>) {
+        var budget = 8 * entries.count
+        for k in entries.indices.dropFirst() where entries[k].key < entries[k - 1].key {
+            let moving = entries[k]
+            var j = k
+            while j > entries.startIndex && entries[j - 1].key > moving.key && budget > 0 {
+                entries[j] = entries[j - 1]
+                j -= 1
+                budget -= 1
+            }
+            entries[j] = moving
+            if budget == 0 {
+                entries.sort { $0.key < $1.key }
+                return
+            }
+        }
     }
 
     /// Another file's numbers for labels, as this file's (filled as they are met).
@@ -229,42 +279,12 @@ struct OutcomeEncoder {
         try add(relabelled, db, index: &index)
     }
 
-    /// Writes the entries as pages, replacing every stored one from `bound` on.
-    consuming func write(_ db: Database) throws -> Int {
-        // Each entry's key in this file, with where to find its bytes (run, index in the run).
-        var order: [(key: Int64, run: Int32, entry: Int32)] = []
-        order.reserveCapacity(runs.reduce(0) { $0 + $1.run.keys.count })
-        for (r, (run, ids)) in runs.enumerated() {
-            for (k, key) in run.keys.enumerated() {
-                order.append((OpKey.make(lamport: OpKey.lamport(key), replica: ids[Int(OpKey.replica(key))]), Int32(r), Int32(k)))
-            }
-        }
-        // Replay order sorts the replicas of one Lamport number by name, keys by local number:
-        // only ops of one Lamport number can be out of key order, usually by a step or two, so an
-        // insertion sort does it in one pass — unless many replicas share Lamport numbers, when
-        // it gives up and sorts.
-        var budget = 8 * order.count
-        for k in order.indices.dropFirst() where order[k].key < order[k - 1].key {
-            let moving = order[k]
-            var j = k
-            while j > 0 && order[j - 1].key > moving.key && budget > 0 {
-                order[j] = order[j - 1]
-                j -= 1
-                budget -= 1
-            }
-            order[j] = moving
-            if budget == 0 {
-                order.sort { $0.key < $1.key }
-                break
-            }
-        }
-        var pages = try OutcomePages.Writer(keepingBefore: bound, db)
-        for entry in order {
-            let r = Int(entry.run), k = Int(entry.entry)
-            let start = k == 0 ? 0 : Int(runs[r].run.ends[k - 1])
-            try pages.add(key: entry.key, events: runs[r].run.bytes[start..<Int(runs[r].run.ends[k])], db)
-        }
-        try pages.finish(db)
-        return order.count
+    /// Writes the rest of the entries and the last page; every stored entry from `bound` on is
+    /// replaced by those added. Returns how many were written.
+    mutating func write(_ db: Database) throws -> Int {
+        try flush(below: Int.max, db)
+        if pages == nil { pages = try OutcomePages.Writer(keepingBefore: bound, db) } // (none: the old ones still go)
+        try pages!.finish(db)
+        return written
     }
 }
