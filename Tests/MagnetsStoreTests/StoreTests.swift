@@ -448,3 +448,26 @@ struct OutcomePageTests {
         #expect(throws: (any Error).self) { try OutcomePages.decode(first: entries[0].key, [0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]) }
     }
 }
+
+@Suite("Merging a sync's window on two threads")
+struct ParallelMergeTests {
+    @Test("the two halves make exactly the one-thread merge, sources included", arguments: [0, 1, 2] as [UInt64])
+    func sameAsOneThread(seed: UInt64) {
+        var rng = SeededRandom(seed: seed)
+        func list(_ replica: String, _ count: Int) -> [MagnetsCore.Operation] {
+            var lamport = 0
+            return (0..<count).map { seq in
+                lamport += Int.random(in: 0...2, using: &rng) == 0 ? 0 : 1 // runs of equal numbers across lists
+                lamport += seq == 0 ? 1 : 0
+                return MagnetsCore.Operation(id: OpID(replica: replica, seq: seq + 1), lamport: max(lamport, seq + 1), context: VectorClock(),
+                                 author: "x", time: 0, payload: .resize(Size(width: 500, height: 500)))
+            }
+        }
+        let a = list("ann", Int.random(in: 0..<3_000, using: &rng)), b = list("bo", 25_000), c = list("cy", 12_000)
+        var sources: [UInt8] = []
+        let one = Timeline.merged(a, b, c, sources: &sources)
+        let two = ParallelMerge.merged(a, b, c)
+        #expect(two.ops == one && two.sources == sources)
+        #expect(two.ops.count == a.count + b.count + c.count)
+    }
+}

@@ -296,23 +296,39 @@ public struct Timeline: Sendable {
     /// The same, noting in `sources` which list each op of the result came from: 0 for `a`, 1
     /// for `b`, 2 for `c`.
     public static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation], sources: inout [UInt8]) -> [Operation] {
-        var result: [Operation] = []
-        result.reserveCapacity(a.count + b.count + c.count)
-        sources = []
-        sources.reserveCapacity(a.count + b.count + c.count)
-        var i = 0, j = 0, k = 0
+        let total = a.count + b.count + c.count
+        var noted = [UInt8](repeating: 0, count: total)
+        let result = noted.withUnsafeMutableBufferPointer { noted in
+            [Operation](unsafeUninitializedCapacity: total) { buffer, initialized in
+                if let out = buffer.baseAddress, let notes = noted.baseAddress {
+                    merge(a[...], b[...], c[...], into: out, sources: notes)
+                }
+                initialized = total
+            }
+        }
+        sources = noted
+        return result
+    }
+
+    /// Merges three slices in replay order into `out` — uninitialized memory with room for them
+    /// all, which this initializes — noting which slice each op came from (0, 1, 2) in `sources`.
+    /// For callers that split a merge between threads, each writing its own part of one buffer.
+    public static func merge(_ a: ArraySlice<Operation>, _ b: ArraySlice<Operation>, _ c: ArraySlice<Operation>,
+                             into out: UnsafeMutablePointer<Operation>, sources: UnsafeMutablePointer<UInt8>) {
+        var i = a.startIndex, j = b.startIndex, k = c.startIndex, n = 0
         while true {
             var best = -1 // which list's head comes first
-            if i < a.count { best = 0 }
-            if j < b.count, best == -1 || Operation.replaysBefore(b[j], a[i]) { best = 1 }
-            if k < c.count, best == -1 || Operation.replaysBefore(c[k], best == 0 ? a[i] : b[j]) { best = 2 }
+            if i < a.endIndex { best = 0 }
+            if j < b.endIndex, best == -1 || Operation.replaysBefore(b[j], a[i]) { best = 1 }
+            if k < c.endIndex, best == -1 || Operation.replaysBefore(c[k], best == 0 ? a[i] : b[j]) { best = 2 }
             switch best {
-            case 0: result.append(a[i]); i += 1
-            case 1: result.append(b[j]); j += 1
-            case 2: result.append(c[k]); k += 1
-            default: return result
+            case 0: (out + n).initialize(to: a[i]); i += 1
+            case 1: (out + n).initialize(to: b[j]); j += 1
+            case 2: (out + n).initialize(to: c[k]); k += 1
+            default: return
             }
-            sources.append(UInt8(best))
+            sources[n] = UInt8(best)
+            n += 1
         }
     }
 

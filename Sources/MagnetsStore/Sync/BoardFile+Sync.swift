@@ -41,7 +41,8 @@ extension BoardFile {
         let firstRole: Exchange.Role = aFirst ? .a : .b
         // Once committed, each thread copies its file's write-ahead log into the file (what
         // closing it would otherwise do, one file after the other).
-        let secondCommitted = DispatchSemaphore(value: 0), secondDone = DispatchSemaphore(value: 0)
+        let secondRan = DispatchSemaphore(value: 0), secondCommitted = DispatchSemaphore(value: 0)
+        let secondDone = DispatchSemaphore(value: 0)
         var spawned = false
         defer { if spawned { secondDone.wait() } }
         if !dryRun { first.setAutoCheckpoint(0) }
@@ -52,7 +53,10 @@ extension BoardFile {
                 var committed = false
                 if !dryRun { exchange.secondFile.setAutoCheckpoint(0) }
                 do {
-                    try exchange.secondFile.write { secondDB in try exchange.run(firstRole.other, secondDB) }
+                    try exchange.secondFile.write { secondDB in
+                        defer { secondRan.signal() } // (its commit comes next)
+                        try exchange.run(firstRole.other, secondDB)
+                    }
                     committed = true
                 } catch {
                     exchange.fail(error, role: firstRole.other)
@@ -71,13 +75,19 @@ extension BoardFile {
                 secondCommitted.wait()
                 throw exchange.firstError ?? error
             }
-            secondCommitted.wait()
+            // Both sides have done all their work: each file commits on its own thread, the two
+            // at once. Should the second file's commit fail, the first has still taken its ops
+            // (each file changes in one transaction of its own, as a crash between the two
+            // commits would leave them too); a later sync completes the other.
+            secondRan.wait()
             if let error = exchange.firstError { throw error }
             return exchange.report!
         }
         var trace = Trace(); trace.mark("first committed")
         if !dryRun { first.checkpointLog() }
         trace.mark("first checkpointed")
+        secondCommitted.wait()
+        if let error = exchange.firstError { throw error }
         // Freeing the window's ops and outcomes takes some 15 ms per 100,000 ops: a thread of its
         // own does it, so that the caller (a command about to print and exit) need not wait.
         Thread.detachNewThread { exchange.letGo() }
@@ -236,8 +246,7 @@ extension BoardFile {
                 let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.map(\.lamport).max() ?? 0,
                                      db, index: index)
                 // Which side each op came from: 1 from B (A received it), 2 from A (B received it).
-                var sides: [UInt8] = []
-                let window = Timeline.merged(common, intoB.ops, intoA.ops, sources: &sides)
+                let (window, sides) = ParallelMerge.merged(common, intoB.ops, intoA.ops)
                 trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
                 // From here on the window holds the exchanged ops: A keeps its list of the ops it
                 // lacked only until they are in its log, and none of the others (memory: a sync
@@ -277,6 +286,9 @@ extension BoardFile {
                 intoA.ops = []
             } else {
                 intoA.ops = []
+                // The merge runs on both cores: B's inserts, which the replay does not wait for,
+                // start once it is done.
+                _ = feed.window()
                 if !dryRun { try insert(intoB.ops, db, index: &index) }
                 intoB.ops = []
             }

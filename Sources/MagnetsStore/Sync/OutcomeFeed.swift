@@ -288,3 +288,52 @@ struct OutcomeEncoder {
         return written
     }
 }
+
+/// The 3-way merge of a sync's window (`Timeline.merged(_:_:_:sources:)`) on two threads: the
+/// lists are cut at one Lamport number, every op below it sorts before every op at or above it,
+/// and each half is merged straight into its part of the result. A 2×200,000 sync spent 60 ms
+/// merging on one thread, with the replay waiting.
+enum ParallelMerge {
+    /// Where to write, handed to the second thread (the two write disjoint parts).
+    private struct Target: @unchecked Sendable {
+        let ops: UnsafeMutablePointer<Operation>
+        let sources: UnsafeMutablePointer<UInt8>
+    }
+
+    static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation]) -> (ops: [Operation], sources: [UInt8]) {
+        let total = a.count + b.count + c.count
+        // Small windows: one thread is quicker than starting another.
+        guard total >= 20_000 else {
+            var sources: [UInt8] = []
+            let ops = Timeline.merged(a, b, c, sources: &sources)
+            return (ops, sources)
+        }
+        let longest = [a, b, c].max { $0.count < $1.count }!
+        let cut = longest[longest.count / 2].lamport
+        func firstAtOrAbove(_ list: [Operation]) -> Int {
+            var low = 0, high = list.count
+            while low < high {
+                let mid = (low + high) / 2
+                if list[mid].lamport < cut { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        let (ia, ib, ic) = (firstAtOrAbove(a), firstAtOrAbove(b), firstAtOrAbove(c))
+        let lowerCount = ia + ib + ic
+        var sources = [UInt8](repeating: 0, count: total)
+        let ops = sources.withUnsafeMutableBufferPointer { sourceBuffer in
+            [Operation](unsafeUninitializedCapacity: total) { buffer, initialized in
+                let target = Target(ops: buffer.baseAddress!, sources: sourceBuffer.baseAddress!)
+                let upperDone = DispatchSemaphore(value: 0)
+                Thread.detachNewThread { [a, b, c] in
+                    Timeline.merge(a[ia...], b[ib...], c[ic...], into: target.ops + lowerCount, sources: target.sources + lowerCount)
+                    upperDone.signal()
+                }
+                Timeline.merge(a[..<ia], b[..<ib], c[..<ic], into: target.ops, sources: target.sources)
+                upperDone.wait()
+                initialized = total
+            }
+        }
+        return (ops, sources)
+    }
+}
