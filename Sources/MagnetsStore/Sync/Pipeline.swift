@@ -1,3 +1,5 @@
+// The parts a sync runs on several threads at once: the channels that hand the replay's outcomes
+// over, their encoded form, the per-file writer of outcome pages, and the two-thread merge.
 import Foundation
 import GRDB
 import MagnetsCore
