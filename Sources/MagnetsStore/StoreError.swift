@@ -10,6 +10,7 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
     case locked(String)
     case differentBoards(String, String)
     case replicaClash(String)
+    case sharedPartDiffers(String, String)
     case sameReplica(String)
     case badBundle(String)
     case invalidOp(String)
@@ -34,6 +35,8 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
             return "\(a) and \(b) are copies of different boards; sync only copies of one board (made with 'magnets clone')"
         case .replicaClash(let replica):
             return "both files hold different ops under replica id '\(replica)'; one of them was copied instead of cloned — give each copy its own replica with 'magnets clone'"
+        case .sharedPartDiffers(let a, let b):
+            return "\(a) and \(b) disagree about the ops or the board they both hold, so one of them is damaged; sync refused — run 'magnets check' on each ('--repair' rebuilds a damaged board from its log)"
         case .sameReplica(let replica):
             return "replica id '\(replica)' is the source's own; a clone needs a new replica id"
         case .badBundle(let why):

@@ -234,10 +234,18 @@ let crafted: [String] = [
 @MainActor func fuzzFiles(_ n: Int) throws {
     let seedPath = work + "/seed.magnets"
     let board = try seedBoard(seedPath)
+    // Every 10th file is also synced with a copy that went its own way (bob moved a magnet):
+    // the sync ends clean or is refused with both files as they were.
+    let partnerSeed = work + "/partner-seed.magnets", partnerPath = work + "/partner.magnets"
+    let partner = try board.clone(to: partnerSeed, replica: "bob")
+    if let m = try partner.current().board.sortedMagnets.first {
+        try partner.record(author: "bob") { _ in .move(magnet: m.id, target: .point(Point(x: 60, y: 60))) }
+    }
+    try partner.close()
     try board.close()
     let original = [UInt8](FileManager.default.contents(atPath: seedPath)!)
     let path = work + "/mutant.magnets"
-    var opened = 0, refused = 0, clean = 0, unclean = 0, wrote = 0
+    var opened = 0, refused = 0, clean = 0, unclean = 0, wrote = 0, synced = 0, syncRefused = 0
     let start = Date()
     for i in 0..<n {
         for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) }
@@ -287,6 +295,30 @@ let crafted: [String] = [
             } catch {
                 guard fileBytes(path) == mid else { fatalError("a refused write changed the file (input saved)") }
             }
+            if i % 10 == 0 {
+                for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partnerPath + s) }
+                try FileManager.default.copyItem(atPath: partnerSeed, toPath: partnerPath)
+                let other = try BoardFile.open(partnerPath)
+                let (mine, theirs) = (fileBytes(path), fileBytes(partnerPath))
+                do {
+                    _ = try BoardFile.sync(file, other)
+                    guard try other.check().isClean else {
+                        try? other.close()
+                        try? file.close()
+                        for (from, to) in [(partnerSeed, "partner-before.magnets"), (partnerPath, "partner-after.magnets"), (path, "mutant-after.magnets")] {
+                            save([UInt8](FileManager.default.contents(atPath: from) ?? Data()), as: to)
+                        }
+                        fatalError("a sync left the partner unclean (input, partner and both results saved)")
+                    }
+                    synced += 1
+                } catch {
+                    guard fileBytes(path) == mine, fileBytes(partnerPath) == theirs else {
+                        fatalError("a refused sync changed a file (input saved)")
+                    }
+                    syncRefused += 1
+                }
+                try? other.close()
+            }
             try? file.close()
         } catch is StoreError {
             refused += 1
@@ -295,7 +327,8 @@ let crafted: [String] = [
     }
     let seconds = Date().timeIntervalSince(start)
     print("files: \(n) mutated board files (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(refused) refused at open, \(opened) opened "
-          + "(\(clean) checked clean, \(unclean) found damaged by check, \(wrote) accepted a write); 0 crashes, 0 changes by a refused command")
+          + "(\(clean) checked clean, \(unclean) found damaged by check, \(wrote) accepted a write; \(synced + syncRefused) synced "
+          + "with a partner: \(synced) clean, \(syncRefused) refused); 0 crashes, 0 changes by a refused command")
 }
 
 switch arguments[0] {

@@ -103,6 +103,44 @@ struct BoardFileTests {
         #expect(try copy.current().board.size.width == 800)
     }
 
+    @Test("sync refuses when one file's copy of the shared part — an op or a checkpoint — is damaged, changing neither", arguments: [
+        "UPDATE op SET x = x + 1 WHERE id = (SELECT max(id) FROM op WHERE id >> 16 = 13)",
+        "UPDATE checkpoint SET board = replace(board, '\"top_z\": ', '\"top_z\": 1') WHERE position = (SELECT max(position) FROM checkpoint)",
+    ])
+    func syncRefusesDamagedSharedPart(damage: String) throws {
+        // Both share 14 ops (checkpoints every 4), then each moves a magnet: the window starts at
+        // the checkpoint before the two moves, and holds shared moves after it.
+        let base = try make("base.magnets", replica: "alice", interval: 4)
+        try base.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        try base.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        let m = try #require(try base.current().board.sortedMagnets.first?.id)
+        for k in 0..<11 { try base.record(author: "alice") { _ in .move(magnet: m, target: .point(Point(x: Double(200 + 10 * k), y: 300))) } }
+        let a = try base.clone(to: folder.appendingPathComponent("a.magnets").path, replica: "ann")
+        let b = try base.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bo")
+        try a.record(author: "ann") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
+        try b.record(author: "bo") { _ in .move(magnet: m, target: .point(Point(x: 700, y: 100))) }
+        // B's copy is damaged (through SQL, as a bad disk or a careless tool would).
+        let read = "SELECT (SELECT group_concat(x) FROM op) || (SELECT group_concat(board) FROM checkpoint)"
+        let (before, after) = try b.db.write { db in
+            (try String.fetchOne(db, sql: read), try { try db.execute(sql: damage); return try String.fetchOne(db, sql: read) }())
+        }
+        #expect(before != after) // the damage took
+        func snapshot(_ file: BoardFile) throws -> Data {
+            try file.db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            return try Data(contentsOf: URL(fileURLWithPath: file.path))
+        }
+        let (beforeA, beforeB) = (try snapshot(a), try snapshot(b))
+        #expect(throws: StoreError.sharedPartDiffers(a.path, b.path)) { try BoardFile.sync(a, b) }
+        #expect(try snapshot(a) == beforeA && snapshot(b) == beforeB)
+        // Mended, the two sync and check clean.
+        try b.repair()
+        let fixedOp = damage.hasPrefix("UPDATE op")
+        if fixedOp { try b.db.write { try $0.execute(sql: damage.replacingOccurrences(of: "x = x + 1", with: "x = x - 1")) }; try b.repair() }
+        _ = try BoardFile.sync(a, b)
+        #expect(try a.check().isClean && b.check().isClean)
+        #expect(try a.current().board == b.current().board)
+    }
+
     @Test("import of a bundle gives the same board as a sync; a truncated bundle is refused")
     func bundles() throws {
         let a = try make("a.magnets", replica: "alice")

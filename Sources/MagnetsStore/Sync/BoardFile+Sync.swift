@@ -37,7 +37,7 @@ extension BoardFile {
         // Each file is worked on by its own thread inside its own write transaction (GRDB keeps a
         // connection to one thread), so the two files' reads and writes run side by side on two
         // cores. The second file's lock is taken only once the first's is held.
-        let exchange = Exchange(dryRun: dryRun, interval: a.checkpointInterval, secondFile: second)
+        let exchange = Exchange(dryRun: dryRun, interval: a.checkpointInterval, secondFile: second, paths: (a.path, b.path))
         let firstRole: Exchange.Role = aFirst ? .a : .b
         // Once committed, each thread copies its file's write-ahead log into the file (what
         // closing it would otherwise do, one file after the other).
@@ -117,6 +117,11 @@ extension BoardFile {
         var admittedA: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var admittedB: (ops: [Operation], version: VectorClock, lamports: [String: Int])?
         var integration: Integration?
+        /// What A read of the part both files hold, for B to compare with its own copy.
+        var sharedPart: (earliest: OrderKey, start: Timeline.Checkpoint, startClock: VectorClock, common: [Operation],
+                         lamportBound: Int)?
+        /// The files' paths, A's then B's, for messages.
+        let paths: (a: String, b: String)
         /// The window's outcomes as the replay makes them, for the writers and the count.
         let feed: OutcomeFeed
         /// The window's outcomes encoded with A's labels, for both files; then the labels they
@@ -132,8 +137,9 @@ extension BoardFile {
         var endA: (Timeline.Checkpoint, VectorClock)?, endB: (Timeline.Checkpoint, VectorClock)?
         var report: SyncReport?
 
-        init(dryRun: Bool, interval: Int, secondFile: BoardFile) {
+        init(dryRun: Bool, interval: Int, secondFile: BoardFile, paths: (a: String, b: String)) {
             self.dryRun = dryRun
+            self.paths = paths
             self.interval = interval
             self.secondFile = secondFile
             feed = OutcomeFeed(consumers: 1) // the thread that counts conflicts and encodes
@@ -184,8 +190,8 @@ extension BoardFile {
             // A replica id both files use must name the same ops in both: each side looks up the
             // last common op of each shared replica (the file with fewer of its ops knows its
             // Lamport number), then both compare.
-            let shared = Self.sharedReplicas(indexA!, indexB!)
-            let probes = try shared.map { try op(OpID(replica: $0.name, seq: $0.common), lamport: $0.lamport, db, index: mine) }
+            let sharedReplicas = Self.sharedReplicas(indexA!, indexB!)
+            let probes = try sharedReplicas.map { try op(OpID(replica: $0.name, seq: $0.common), lamport: $0.lamport, db, index: mine) }
             if role == .a { probesA = probes } else { probesB = probes }
             do { // (a scope, so that these arrays are let go once handed over)
                 // The ops the other file lacks, read by key range from this one.
@@ -193,7 +199,7 @@ extension BoardFile {
                 if role == .a { toB = lacking } else { toA = lacking }
                 trace.mark("\(role == .a ? "A" : "B") read \(lacking.count) ops the other lacks")
                 try meet(role)                                               // 2: probes and missing ops
-                for (k, replica) in shared.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
+                for (k, replica) in sharedReplicas.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
                     throw StoreError.replicaClash(replica.name)
                 }
                 if role == .a { trace.mark("read \(toA.count) + \(toB.count) missing ops") }
@@ -243,9 +249,12 @@ extension BoardFile {
                 // thread counts the conflicts and encodes the outcomes the replay hands over.
                 let earliest = [intoA.ops.first, intoB.ops.first].compactMap { $0 }.map(OrderKey.init).min()!
                 let (start, startClock) = try checkpoint(before: earliest, db)
-                let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.map(\.lamport).max() ?? 0,
-                                     db, index: index)
+                let lamportBound = sharedReplicas.map(\.lamport).max() ?? 0
+                let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: lamportBound, db, index: index)
                 // Which side each op came from: 1 from B (A received it), 2 from A (B received it).
+                // B checks that its own copy of the shared part — this checkpoint and these ops —
+                // is the same: one file's damage must not become the other's derived state.
+                sharedPart = (earliest, start, startClock, common, lamportBound)
                 let (window, sides) = ParallelMerge.merged(common, intoB.ops, intoA.ops)
                 trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
                 // From here on the window holds the exchanged ops: A keeps its list of the ops it
@@ -288,7 +297,13 @@ extension BoardFile {
                 intoA.ops = []
                 // The merge runs on both cores: B's inserts, which the replay does not wait for,
                 // start once it is done.
-                _ = feed.window()
+                if feed.window() != nil, let shared = sharedPart {
+                    let (start, startClock) = try checkpoint(before: shared.earliest, db)
+                    let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.lamportBound, db, index: index)
+                    guard start == shared.start, startClock == shared.startClock, common == shared.common else {
+                        throw StoreError.sharedPartDiffers(paths.a, paths.b)
+                    }
+                }
                 if !dryRun { try insert(intoB.ops, db, index: &index) }
                 intoB.ops = []
             }
