@@ -128,6 +128,9 @@ struct EncodedRun: Sendable {
     /// The labels numbered while encoding this run (names met for the first time).
     var newLabels: [(Int64, String)] = []
 
+    /// No outcomes.
+    init() {}
+
     /// Encodes the outcomes of `window[start..<start + outcomes.count]`.
     init(_ window: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int, labels: inout Labels) {
         var slots = ReplicaSlots()
@@ -168,6 +171,8 @@ struct OutcomeEncoder {
     private var pending: [(key: Int64, run: Int32, entry: Int32)] = []
     private var pages: OutcomePages.Writer?
     private var written = 0
+    /// Runs before this one are written and let go.
+    private var released = 0
     /// The key from which pages are rewritten.
     let bound: Int64
 
@@ -224,6 +229,12 @@ struct OutcomeEncoder {
         }
         written += cut
         pending.removeFirst(cut)
+        // Runs whose entries are all written are let go (2×200,000 ops: some 15 MB by the end).
+        let stillNeeded = pending.first.map { Int($0.run) } ?? runs.count
+        while released < stillNeeded {
+            runs[released] = (EncodedRun(), [])
+            released += 1
+        }
     }
 
     /// Replay order sorts the replicas of one Lamport number by name, keys by local number: only
@@ -296,8 +307,11 @@ struct OutcomeEncoder {
 /// and each half is merged straight into its part of the result. A 2×200,000 sync spent 60 ms
 /// merging on one thread, with the replay waiting.
 enum ParallelMerge {
-    /// Where to write, handed to the second thread (the two write disjoint parts).
-    private struct Target: @unchecked Sendable {
+    /// What the second thread reads and where it writes (the two write disjoint parts). Pointers,
+    /// not arrays: a closure holding the lists would keep them alive as long as the thread object
+    /// lives, and the sync lets them go once merged.
+    private struct Upper: @unchecked Sendable {
+        let a: UnsafeBufferPointer<Operation>, b: UnsafeBufferPointer<Operation>, c: UnsafeBufferPointer<Operation>
         let ops: UnsafeMutablePointer<Operation>
         let sources: UnsafeMutablePointer<UInt8>
     }
@@ -323,17 +337,25 @@ enum ParallelMerge {
         let (ia, ib, ic) = (firstAtOrAbove(a), firstAtOrAbove(b), firstAtOrAbove(c))
         let lowerCount = ia + ib + ic
         var sources = [UInt8](repeating: 0, count: total)
-        let ops = sources.withUnsafeMutableBufferPointer { sourceBuffer in
-            [Operation](unsafeUninitializedCapacity: total) { buffer, initialized in
-                let target = Target(ops: buffer.baseAddress!, sources: sourceBuffer.baseAddress!)
-                let upperDone = DispatchSemaphore(value: 0)
-                Thread.detachNewThread { [a, b, c] in
-                    Timeline.merge(a[ia...], b[ib...], c[ic...], into: target.ops + lowerCount, sources: target.sources + lowerCount)
-                    upperDone.signal()
+        let ops = a.withUnsafeBufferPointer { pa in
+            b.withUnsafeBufferPointer { pb in
+                c.withUnsafeBufferPointer { pc in
+                    sources.withUnsafeMutableBufferPointer { sourceBuffer in
+                        [Operation](unsafeUninitializedCapacity: total) { buffer, initialized in
+                            let upper = Upper(a: UnsafeBufferPointer(rebasing: pa[ia...]), b: UnsafeBufferPointer(rebasing: pb[ib...]),
+                                              c: UnsafeBufferPointer(rebasing: pc[ic...]),
+                                              ops: buffer.baseAddress! + lowerCount, sources: sourceBuffer.baseAddress! + lowerCount)
+                            let upperDone = DispatchSemaphore(value: 0)
+                            Thread.detachNewThread {
+                                Timeline.merge(upper.a, upper.b, upper.c, into: upper.ops, sources: upper.sources)
+                                upperDone.signal()
+                            }
+                            Timeline.merge(pa[..<ia], pb[..<ib], pc[..<ic], into: buffer.baseAddress!, sources: sourceBuffer.baseAddress!)
+                            upperDone.wait() // (the pointers stay valid until the second thread is done)
+                            initialized = total
+                        }
+                    }
                 }
-                Timeline.merge(a[..<ia], b[..<ib], c[..<ic], into: target.ops, sources: target.sources)
-                upperDone.wait()
-                initialized = total
             }
         }
         return (ops, sources)
