@@ -301,7 +301,11 @@ public struct Timeline: Sendable {
         let result = noted.withUnsafeMutableBufferPointer { noted in
             [Operation](unsafeUninitializedCapacity: total) { buffer, initialized in
                 if let out = buffer.baseAddress, let notes = noted.baseAddress {
-                    merge(a[...], b[...], c[...], into: out, sources: notes)
+                    a.withUnsafeBufferPointer { a in
+                        b.withUnsafeBufferPointer { b in
+                            c.withUnsafeBufferPointer { c in merge(a, b, c, into: out, sources: notes) }
+                        }
+                    }
                 }
                 initialized = total
             }
@@ -313,9 +317,10 @@ public struct Timeline: Sendable {
     /// Merges three slices in replay order into `out` — uninitialized memory with room for them
     /// all, which this initializes — noting which slice each op came from (0, 1, 2) in `sources`.
     /// For callers that split a merge between threads, each writing its own part of one buffer.
-    public static func merge<A: RandomAccessCollection<Operation>, B: RandomAccessCollection<Operation>, C: RandomAccessCollection<Operation>>(
-        _ a: A, _ b: B, _ c: C, into out: UnsafeMutablePointer<Operation>, sources: UnsafeMutablePointer<UInt8>
-    ) {
+    /// (Not generic: a generic function called from another module runs unspecialized, several
+    /// times slower.)
+    public static func merge(_ a: UnsafeBufferPointer<Operation>, _ b: UnsafeBufferPointer<Operation>, _ c: UnsafeBufferPointer<Operation>,
+                             into out: UnsafeMutablePointer<Operation>, sources: UnsafeMutablePointer<UInt8>) {
         var i = a.startIndex, j = b.startIndex, k = c.startIndex, n = 0
         while true {
             var best = -1 // which list's head comes first
@@ -323,9 +328,9 @@ public struct Timeline: Sendable {
             if j < b.endIndex, best == -1 || Operation.replaysBefore(b[j], a[i]) { best = 1 }
             if k < c.endIndex, best == -1 || Operation.replaysBefore(c[k], best == 0 ? a[i] : b[j]) { best = 2 }
             switch best {
-            case 0: (out + n).initialize(to: a[i]); a.formIndex(after: &i)
-            case 1: (out + n).initialize(to: b[j]); b.formIndex(after: &j)
-            case 2: (out + n).initialize(to: c[k]); c.formIndex(after: &k)
+            case 0: (out + n).initialize(to: a[i]); i += 1
+            case 1: (out + n).initialize(to: b[j]); j += 1
+            case 2: (out + n).initialize(to: c[k]); k += 1
             default: return
             }
             sources[n] = UInt8(best)

@@ -350,7 +350,8 @@ enum ParallelMerge {
                                 Timeline.merge(upper.a, upper.b, upper.c, into: upper.ops, sources: upper.sources)
                                 upperDone.signal()
                             }
-                            Timeline.merge(pa[..<ia], pb[..<ib], pc[..<ic], into: buffer.baseAddress!, sources: sourceBuffer.baseAddress!)
+                            Timeline.merge(UnsafeBufferPointer(rebasing: pa[..<ia]), UnsafeBufferPointer(rebasing: pb[..<ib]),
+                                           UnsafeBufferPointer(rebasing: pc[..<ic]), into: buffer.baseAddress!, sources: sourceBuffer.baseAddress!)
                             upperDone.wait() // (the pointers stay valid until the second thread is done)
                             initialized = total
                         }
