@@ -59,6 +59,7 @@ final class Channel<Item>: @unchecked Sendable {
         condition.lock()
         let dropped = items
         items = []
+        taken = []
         finished = true
         condition.unlock()
         _ = dropped // freed here, outside the lock
