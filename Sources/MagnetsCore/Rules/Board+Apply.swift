@@ -161,7 +161,7 @@ extension Board {
     /// The zone a capture just filled to capacity, if any.
     func filledZone(by magnet: Magnet, _ events: [Event]) -> [String] {
         guard case .capture(let name, _)? = events.last(where: { if case .capture = $0 { true } else { false } }),
-              let zone = zone(named: name), zone.occupancy >= zone.capacity else { return [] }
+              let index = zoneIndex(named: name), zones[index].occupancy >= zones[index].capacity else { return [] }
         return [name]
     }
 

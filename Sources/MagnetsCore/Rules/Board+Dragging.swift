@@ -13,9 +13,14 @@ extension Board {
         let start = magnet.center
         let size = magnet.size
         var current = start
+        let tol = Geometry.tolerance
+        let halfWidth = size.width / 2, halfHeight = size.height / 2
         for target in points {
             let sweep = Sweep(from: current, to: target, size: size)
-            let box = sweep.bounds
+            // The leg's bounds, widened by the tolerance: the cheap test every zone and boundary
+            // meets first.
+            let minX = Swift.min(current.x, target.x) - halfWidth - tol, maxX = Swift.max(current.x, target.x) + halfWidth + tol
+            let minY = Swift.min(current.y, target.y) - halfHeight - tol, maxY = Swift.max(current.y, target.y) + halfHeight + tol
             // The first available zone entered on this leg (R3).
             var best: (entry: Sweep.ZoneEntry, index: Int)?
             // Full zones entered on this leg, by index: a bit for each of the first 64 (no
@@ -23,30 +28,38 @@ extension Board {
             var fullMask: UInt64 = 0
             var fullBeyond: [(t: Double, index: Int)] = []
             // Fields are read in place (no copy of a zone per test): the cheap box test first.
-            for index in zones.indices {
-                let rect = zones[index].rect
-                guard Board.mayMeet(box, rect), sweep.mayMeet(rect), let entry = sweep.entry(into: rect),
-                      zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
-                if zones[index].occupancy >= zones[index].capacity {
-                    if index < 64 { fullMask |= 1 << UInt64(index) } else { fullBeyond.append((entry.t, index)) }
-                } else if let current = best {
-                    if Board.entersFirst(entry, before: current.entry) { best = (entry, index) }
-                } else {
-                    best = (entry, index)
+            zones.withUnsafeBufferPointer { zones in
+                for index in zones.indices {
+                    let rect = zones[index].rect
+                    guard minX <= rect.origin.x + rect.size.width, rect.origin.x <= maxX,
+                          minY <= rect.origin.y + rect.size.height, rect.origin.y <= maxY,
+                          sweep.mayMeet(rect), let entry = sweep.entry(into: rect),
+                          zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
+                    if zones[index].occupancy >= zones[index].capacity {
+                        if index < 64 { fullMask |= 1 << UInt64(index) } else { fullBeyond.append((entry.t, index)) }
+                    } else if let current = best {
+                        if Board.entersFirst(entry, before: current.entry) { best = (entry, index) }
+                    } else {
+                        best = (entry, index)
+                    }
                 }
             }
             // The first boundary touched on this leg that holds the magnet (R2).
             var contact: (t: Double, index: Int)?
-            for index in boundaries.indices {
-                let segment = boundaries[index].segment
-                // On the first leg a boundary piercing the rect finds no contact by itself (the
-                // rect starts inside it); later legs ask whether it pierced at the drag's start.
-                guard Board.mayMeet(box, segment), sweep.mayMeet(segment), let t = sweep.contact(with: segment),
-                      current == start || !Sweep.segment(segment, piercesRectAt: start, size: size) else { continue }
-                if let found = contact {
-                    if t < found.t { contact = (t, index) }
-                } else {
-                    contact = (t, index)
+            boundaries.withUnsafeBufferPointer { boundaries in
+                for index in boundaries.indices {
+                    let segment = boundaries[index].segment
+                    // On the first leg a boundary piercing the rect finds no contact by itself (the
+                    // rect starts inside it); later legs ask whether it pierced at the drag's start.
+                    guard minX <= Swift.max(segment.from.x, segment.to.x), Swift.min(segment.from.x, segment.to.x) <= maxX,
+                          minY <= Swift.max(segment.from.y, segment.to.y), Swift.min(segment.from.y, segment.to.y) <= maxY,
+                          sweep.mayMeet(segment), let t = sweep.contact(with: segment),
+                          current == start || !Sweep.segment(segment, piercesRectAt: start, size: size) else { continue }
+                    if let found = contact {
+                        if t < found.t { contact = (t, index) }
+                    } else {
+                        contact = (t, index)
+                    }
                 }
             }
             let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
@@ -66,8 +79,8 @@ extension Board {
                 return
             }
             if let contact {
-                let at = clamp(Point(x: Geometry.quantized(sweep.point(at: contact.t).x),
-                                     y: Geometry.quantized(sweep.point(at: contact.t).y)), size: size)
+                let touching = sweep.point(at: contact.t)
+                let at = clamp(Point(x: Geometry.quantized(touching.x), y: Geometry.quantized(touching.y)), size: size)
                 magnet.center = at
                 events.append(.contact(boundary: boundaries[contact.index].name, at: at))
                 drop(&magnet, events: &events, passedOver: &passedOver)
@@ -113,12 +126,12 @@ extension Board {
     /// Snaps the magnet to the zone's center (clamped by R1) and makes the zone its parent.
     mutating func capture(_ magnet: inout Magnet, into index: Int, events: inout [Event]) {
         release(&magnet)
-        let zone = zones[index]
-        let at = clamp(zone.rect.center, size: magnet.size)
+        // Read in place: a copy of the zone would retain its fields.
+        let at = clamp(zones[index].rect.center, size: magnet.size)
         magnet.center = at
-        magnet.zone = zone.name
+        magnet.zone = zones[index].name
         zones[index].occupancy += 1
-        events.append(.capture(zone: zone.name, at: at))
+        events.append(.capture(zone: zones[index].name, at: at))
     }
 
     /// Frees the magnet from its parent zone, if any.
