@@ -506,8 +506,12 @@ struct ParallelMergeTests {
         let c = list("cy", 12_000, step: 1...4)
         var sources: [UInt8] = []
         let one = Timeline.merged(a, b, c, sources: &sources)
-        let two = ParallelMerge.merged(a, b, c)
+        // The lists taken from are copies that own their buffers (as a sync's are): taking moves
+        // their ops out and leaves them empty; the originals keep theirs.
+        var (takenB, takenC) = (b.map { $0 }, c.map { $0 })
+        let two = ParallelMerge.merged(a, taking: &takenB, &takenC)
         #expect(two.ops == one && two.sources == sources)
+        #expect(takenB.isEmpty && takenC.isEmpty && b.count == 25_000 && c.count == 12_000)
         #expect(one == (a + b + c).sorted(by: Operation.replaysBefore))
         // Equal Lamport numbers across lists, the case the replica order settles, did come up.
         #expect(Set(b.map(\.lamport)).intersection(c.map(\.lamport)).count > 1_000)

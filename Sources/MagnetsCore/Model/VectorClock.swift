@@ -3,7 +3,9 @@ public struct VectorClock: Hashable, Codable, Sendable, CustomStringConvertible 
     public private(set) var entries: [String: Int]
 
     public init(_ entries: [String: Int] = [:]) {
-        self.entries = entries.filter { $0.value > 0 }
+        // An empty clock keeps the shared empty dictionary (`filter` would allocate one): copies
+        // of it touch no reference count.
+        self.entries = entries.isEmpty ? entries : entries.filter { $0.value > 0 }
     }
 
     /// How many ops of `replica` are known (0 when none).

@@ -110,41 +110,42 @@ extension Conflict {
         mutating func scan(_ ops: [Operation], _ outcomes: ArraySlice<Outcome>, from start: Int, pairs: ((Int, Int) -> Bool)?,
                            pairsAreConcurrent: Bool, report: (Int, Int, Subject, (Operation) -> String) -> Void) {
             var current = start
-            func check(_ earlierIndex: Int?, _ later: Operation, _ subject: Subject, _ settled: (Operation) -> String) {
+            // The later op is always `ops[current]`, read in place: a copy of an op would retain
+            // its clock, which the ops of a run share with each other (and other threads use).
+            func check(_ earlierIndex: Int?, _ subject: Subject, _ settled: (Operation) -> String) {
                 guard let earlierIndex else { return }
                 if let pairs, !pairs(earlierIndex, current) { return }
-                guard pairsAreConcurrent || ops[earlierIndex].isConcurrent(with: later) else { return }
+                guard pairsAreConcurrent || ops[earlierIndex].isConcurrent(with: ops[current]) else { return }
                 withoutActuallyEscaping(settled) { report(earlierIndex, current, subject, $0) }
             }
 
             for outcome in outcomes {
-                let op = ops[current]
                 defer { current += 1 }
                 let rejected = outcome.rejection
                 for zone in outcome.passedOver {
-                    check(filledZone[zone], op, .zone(zone)) { e in
-                        "\(e.id) filled zone '\(zone)' first; \(op.id) passed over it as full"
+                    check(filledZone[zone], .zone(zone)) { e in
+                        "\(e.id) filled zone '\(zone)' first; \(ops[current].id) passed over it as full"
                     }
                 }
-                switch op.payload {
+                switch ops[current].payload {
                 case .move(let m, _), .returnMagnet(let m):
                     // One hash of the id: the op becomes the magnet's latest unless it was rejected.
                 let earlier = rejected == nil ? lastOnMagnet.updateValue(current, forKey: m) : lastOnMagnet[m]
-                check(earlier, op, .magnet(m)) { e in
+                check(earlier, .magnet(m)) { e in
                         let earlierDid = e.kind == .returnMagnet ? "returned it to the tray" : "moved it"
                         if rejected != nil {
-                            return "\(e.id) \(earlierDid) first; \(op.id) was rejected (\(rejected!))"
+                            return "\(e.id) \(earlierDid) first; \(ops[current].id) was rejected (\(rejected!))"
                         }
-                        if op.kind == .returnMagnet {
-                            return "\(op.id) comes later and wins: it returned the magnet after \(e.id) moved it"
+                        if ops[current].kind == .returnMagnet {
+                            return "\(ops[current].id) comes later and wins: it returned the magnet after \(e.id) moved it"
                         }
-                        return "\(op.id) comes later and wins: its drag started where \(e.id) left the magnet"
+                        return "\(ops[current].id) comes later and wins: its drag started where \(e.id) left the magnet"
                     }
                     case .pull(let letter, let color, _):
                     let key = TileKey(letter: letter, color: color)
                     if case .trayEmpty = rejected {
-                        check(emptiedTile[key], op, .tile(key)) { e in
-                            "\(e.id) took the last '\(letter)' \(color); \(op.id) was rejected (tray empty)"
+                        check(emptiedTile[key], .tile(key)) { e in
+                            "\(e.id) took the last '\(letter)' \(color); \(ops[current].id) was rejected (tray empty)"
                         }
                     } else if rejected == nil, case .pulled? = outcome.events.first {
                         emptiedTile[key] = current // only read when a later pull finds the tile empty
@@ -153,8 +154,8 @@ extension Conflict {
                     emptiedTile[TileKey(letter: letter, color: color)] = nil
                 case .zoneAdd(let zone):
                     if case .zoneNameTaken = rejected {
-                        check(namedZone[zone.name], op, .zone(zone.name)) { e in
-                            "\(e.id) added zone '\(zone.name)' first; \(op.id) was rejected (name taken)"
+                        check(namedZone[zone.name], .zone(zone.name)) { e in
+                            "\(e.id) added zone '\(zone.name)' first; \(ops[current].id) was rejected (name taken)"
                         }
                     } else if rejected == nil {
                         namedZone[zone.name] = current
@@ -163,8 +164,8 @@ extension Conflict {
                     }
                 case .zoneRemove(let name):
                     if case .unknownZone = rejected {
-                        check(removedZone[name], op, .zone(name)) { e in
-                            "\(e.id) removed zone '\(name)' first; \(op.id) was rejected (no such zone)"
+                        check(removedZone[name], .zone(name)) { e in
+                            "\(e.id) removed zone '\(name)' first; \(ops[current].id) was rejected (no such zone)"
                         }
                     } else if rejected == nil {
                         removedZone[name] = current
@@ -172,8 +173,8 @@ extension Conflict {
                     }
                 case .boundaryAdd(let b):
                     if case .boundaryNameTaken = rejected {
-                        check(namedBoundary[b.name], op, .boundary(b.name)) { e in
-                            "\(e.id) added boundary '\(b.name)' first; \(op.id) was rejected (name taken)"
+                        check(namedBoundary[b.name], .boundary(b.name)) { e in
+                            "\(e.id) added boundary '\(b.name)' first; \(ops[current].id) was rejected (name taken)"
                         }
                     } else if rejected == nil {
                         namedBoundary[b.name] = current
@@ -181,8 +182,8 @@ extension Conflict {
                     }
                 case .boundaryRemove(let name):
                     if case .unknownBoundary = rejected {
-                        check(removedBoundary[name], op, .boundary(name)) { e in
-                            "\(e.id) removed boundary '\(name)' first; \(op.id) was rejected (no such boundary)"
+                        check(removedBoundary[name], .boundary(name)) { e in
+                            "\(e.id) removed boundary '\(name)' first; \(ops[current].id) was rejected (no such boundary)"
                         }
                     } else if rejected == nil {
                         removedBoundary[name] = current

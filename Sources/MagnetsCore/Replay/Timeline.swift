@@ -321,6 +321,16 @@ public struct Timeline: Sendable {
     /// times slower.)
     public static func merge(_ a: UnsafeBufferPointer<Operation>, _ b: UnsafeBufferPointer<Operation>, _ c: UnsafeBufferPointer<Operation>,
                              into out: UnsafeMutablePointer<Operation>, sources: UnsafeMutablePointer<UInt8>) {
+        merge(a, UnsafeMutableBufferPointer(mutating: b), UnsafeMutableBufferPointer(mutating: c), into: out, sources: sources, leaving: nil)
+    }
+
+    /// The same, taking the ops of `b` and `c` instead of copying them when `leaving` is given:
+    /// each taken op's place holds `leaving` afterwards. A copy of an op retains its clock, which
+    /// the ops of one run share, so threads that copy ops at once contend for one reference count;
+    /// an op taken is moved, and a `leaving` op made of empty values is copied without any.
+    public static func merge(_ a: UnsafeBufferPointer<Operation>, _ b: UnsafeMutableBufferPointer<Operation>,
+                             _ c: UnsafeMutableBufferPointer<Operation>, into out: UnsafeMutablePointer<Operation>,
+                             sources: UnsafeMutablePointer<UInt8>, leaving: Operation?) {
         var i = a.startIndex, j = b.startIndex, k = c.startIndex, n = 0
         while true {
             var best = -1 // which list's head comes first
@@ -329,12 +339,22 @@ public struct Timeline: Sendable {
             if k < c.endIndex, best == -1 || Operation.replaysBefore(c[k], best == 0 ? a[i] : b[j]) { best = 2 }
             switch best {
             case 0: (out + n).initialize(to: a[i]); i += 1
-            case 1: (out + n).initialize(to: b[j]); j += 1
-            case 2: (out + n).initialize(to: c[k]); k += 1
+            case 1: take(b.baseAddress! + j, into: out + n, leaving: leaving); j += 1
+            case 2: take(c.baseAddress! + k, into: out + n, leaving: leaving); k += 1
             default: return
             }
             sources[n] = UInt8(best)
             n += 1
+        }
+    }
+
+    @inline(__always)
+    private static func take(_ from: UnsafeMutablePointer<Operation>, into to: UnsafeMutablePointer<Operation>, leaving: Operation?) {
+        if let leaving {
+            to.moveInitialize(from: from, count: 1)
+            from.initialize(to: leaving)
+        } else {
+            to.initialize(to: from.pointee)
         }
     }
 

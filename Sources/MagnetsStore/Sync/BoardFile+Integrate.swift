@@ -142,23 +142,29 @@ extension BoardFile {
     /// Appends the ops a file lacked to its log. They do not depend on the replay, so a sync
     /// writes them into one file while the window is replayed for the other.
     static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
+        try insert(fresh, at: Array(fresh.indices), db, index: &index)
+    }
+
+    /// Inserts `ops[k]` for each `k` of `positions` (rising), in that order: a sync's inserts
+    /// read the exchanged ops from its window, where the merge moved them.
+    static func insert(_ ops: [Operation], at positions: [Int], _ db: Database, index: inout LogIndex) throws {
         var trace = Trace()
         let batch = 64
         let batchInsert = try FastStatement(db, OpCoding.insertSQL(rows: batch))
         let insert = try FastStatement(db, OpCoding.insertSQL)
         var names = OpCoding.NameCache()
-        let batched = fresh.count - fresh.count % batch // the rest go one by one
-        for k in fresh.indices {
-            if k < batched {
-                try OpCoding.bind(fresh[k], row: Int32(k % batch), of: batchInsert, db, index: &index, names: &names)
-                if k % batch == batch - 1 { try batchInsert.step(db) }
+        let batched = positions.count - positions.count % batch // the rest go one by one
+        for (n, k) in positions.enumerated() {
+            if n < batched {
+                try OpCoding.bind(ops[k], row: Int32(n % batch), of: batchInsert, db, index: &index, names: &names)
+                if n % batch == batch - 1 { try batchInsert.step(db) }
             } else {
-                try OpCoding.insert(fresh[k], into: db, index: &index, using: insert, names: &names)
+                try OpCoding.insert(ops[k], into: db, index: &index, using: insert, names: &names)
             }
             // The version vector moves on once per run of one replica's ops.
-            if k + 1 == fresh.count || fresh[k + 1].id.replica != fresh[k].id.replica { index.advance(with: fresh[k]) }
+            if n + 1 == positions.count || ops[positions[n + 1]].id.replica != ops[k].id.replica { index.advance(with: ops[k]) }
         }
-        trace.mark("inserted \(fresh.count) ops")
+        trace.mark("inserted \(positions.count) ops")
     }
 
     /// Writes what the replay of a window derived into a file whose log already holds the

@@ -128,8 +128,12 @@ extension BoardFile {
         /// were encoded with (A's, with the names met for the first time).
         let encoded = Channel<EncodedRun>(consumers: 2)
         var encodedLabels: Labels?
-        /// B has its copies of what both admitted: A may let the exchange's go.
+        /// B has let go of its copies of what both admitted: A may let the exchange's go, and
+        /// move the ops into the window.
         private let tookAdmitted = DispatchSemaphore(value: 0)
+        /// Which side each op of the window came from (see `ParallelMerge.merged`): set before the
+        /// replay begins, read by B once the feed has the window.
+        var windowSides: [UInt8]?
         /// The replay and the conflict count, each on a thread of its own.
         let replayWork = DispatchGroup(), countWork = DispatchGroup()
         var conflicts = 0
@@ -212,7 +216,6 @@ extension BoardFile {
             }
             try meet(role)                                                   // 3: both admitted
             var (intoA, intoB) = (admittedA!, admittedB!)
-            if role == .b { tookAdmitted.signal() }
             let (countA, countB, clock) = (intoA.ops.count, intoB.ops.count, intoA.version)
             if role == .a {
                 toA = []; toB = [] // the admitted copies are all that is needed from here on
@@ -251,19 +254,19 @@ extension BoardFile {
                 let (start, startClock) = try checkpoint(before: earliest, db)
                 let lamportBound = sharedReplicas.map(\.lamport).max() ?? 0
                 let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: lamportBound, db, index: index)
-                // Which side each op came from: 1 from B (A received it), 2 from A (B received it).
                 // B checks that its own copy of the shared part — this checkpoint and these ops —
                 // is the same: one file's damage must not become the other's derived state.
                 sharedPart = (earliest, start, startClock, common, lamportBound)
-                let (window, sides) = ParallelMerge.merged(common, intoB.ops, intoA.ops)
-                trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
-                // From here on the window holds the exchanged ops: A keeps its list of the ops it
-                // lacked only until they are in its log, and none of the others (memory: a sync
-                // of 2×200,000 ops held each op three times).
+                // The exchanged ops are moved into the window, not copied (once B has let its
+                // references go, these lists are the only ones): each file inserts those it lacked
+                // from there. Which side each op came from: 1 from A (B lacked it), 2 from B (A
+                // lacked it), 0 held by both.
                 tookAdmitted.wait()
                 admittedA = nil
                 admittedB = nil
-                intoB.ops = []
+                let (window, sides) = ParallelMerge.merged(common, taking: &intoB.ops, &intoA.ops)
+                windowSides = sides
+                trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
                 let interval = interval, feed = feed
                 replayWork.enter()
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
@@ -291,21 +294,25 @@ extension BoardFile {
                     trace.mark("encoded the outcomes and counted \(counter.total) conflicts")
                     countWork.leave()
                 }
-                if !dryRun { try insert(intoA.ops, db, index: &index) }
-                intoA.ops = []
+                if !dryRun { try insert(window, at: sides.indices.filter { sides[$0] == 2 }, db, index: &index) }
             } else {
+                // A moves the exchanged ops into the window: B lets its references to them go.
                 intoA.ops = []
+                intoB.ops = []
+                tookAdmitted.signal()
                 // The merge runs on both cores: B's inserts, which the replay does not wait for,
                 // start once it is done.
-                if feed.window() != nil, let shared = sharedPart {
+                let window = feed.window()
+                if window != nil, let shared = sharedPart {
                     let (start, startClock) = try checkpoint(before: shared.earliest, db)
                     let common = try ops(after: start.after, heldBy: theirs.version, lamportBound: shared.lamportBound, db, index: index)
                     guard start == shared.start, startClock == shared.startClock, common == shared.common else {
                         throw StoreError.sharedPartDiffers(paths.a, paths.b)
                     }
                 }
-                if !dryRun { try insert(intoB.ops, db, index: &index) }
-                intoB.ops = []
+                if !dryRun, let (window, _) = window, let sides = windowSides {
+                    try insert(window, at: sides.indices.filter { sides[$0] == 1 }, db, index: &index)
+                }
             }
             // The window's outcomes, encoded with A's labels as the replay makes them: A takes the
             // bytes as they are, B with the zone and boundary numbers made its own.

@@ -312,12 +312,22 @@ enum ParallelMerge {
     /// not arrays: a closure holding the lists would keep them alive as long as the thread object
     /// lives, and the sync lets them go once merged.
     private struct Upper: @unchecked Sendable {
-        let a: UnsafeBufferPointer<Operation>, b: UnsafeBufferPointer<Operation>, c: UnsafeBufferPointer<Operation>
+        let a: UnsafeBufferPointer<Operation>
+        let b: UnsafeMutableBufferPointer<Operation>, c: UnsafeMutableBufferPointer<Operation>
         let ops: UnsafeMutablePointer<Operation>
         let sources: UnsafeMutablePointer<UInt8>
     }
 
-    static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation]) -> (ops: [Operation], sources: [UInt8]) {
+    /// An op made of empty values, left where an op was taken: copying it touches no reference
+    /// count.
+    private static let taken = Operation(id: OpID(replica: "", seq: 1), lamport: 0, contextWithoutOwnReplica: VectorClock(),
+                                         author: "", time: 0, payload: .resize(Size(width: 1, height: 1)))
+
+    /// Merges `a` (copied) with `b` and `c`, whose ops are taken — moved, not copied: both are
+    /// empty afterwards. Each should be the only reference to its buffer (else it is copied
+    /// first). Sources as `Timeline.merged`: 0 for `a`, 1 for `b`, 2 for `c`.
+    static func merged(_ a: [Operation], taking b: inout [Operation], _ c: inout [Operation]) -> (ops: [Operation], sources: [UInt8]) {
+        defer { b = []; c = [] }
         let total = a.count + b.count + c.count
         // Small windows: one thread is quicker than starting another.
         guard total >= 20_000 else {
@@ -339,20 +349,21 @@ enum ParallelMerge {
         let lowerCount = ia + ib + ic
         var sources = [UInt8](repeating: 0, count: total)
         let ops = a.withUnsafeBufferPointer { pa in
-            b.withUnsafeBufferPointer { pb in
-                c.withUnsafeBufferPointer { pc in
+            b.withUnsafeMutableBufferPointer { pb in
+                c.withUnsafeMutableBufferPointer { pc in
                     sources.withUnsafeMutableBufferPointer { sourceBuffer in
                         [Operation](unsafeUninitializedCapacity: total) { buffer, initialized in
-                            let upper = Upper(a: UnsafeBufferPointer(rebasing: pa[ia...]), b: UnsafeBufferPointer(rebasing: pb[ib...]),
-                                              c: UnsafeBufferPointer(rebasing: pc[ic...]),
+                            let upper = Upper(a: UnsafeBufferPointer(rebasing: pa[ia...]), b: UnsafeMutableBufferPointer(rebasing: pb[ib...]),
+                                              c: UnsafeMutableBufferPointer(rebasing: pc[ic...]),
                                               ops: buffer.baseAddress! + lowerCount, sources: sourceBuffer.baseAddress! + lowerCount)
                             let upperDone = DispatchSemaphore(value: 0)
                             Thread.detachNewThread {
-                                Timeline.merge(upper.a, upper.b, upper.c, into: upper.ops, sources: upper.sources)
+                                Timeline.merge(upper.a, upper.b, upper.c, into: upper.ops, sources: upper.sources, leaving: taken)
                                 upperDone.signal()
                             }
-                            Timeline.merge(UnsafeBufferPointer(rebasing: pa[..<ia]), UnsafeBufferPointer(rebasing: pb[..<ib]),
-                                           UnsafeBufferPointer(rebasing: pc[..<ic]), into: buffer.baseAddress!, sources: sourceBuffer.baseAddress!)
+                            Timeline.merge(UnsafeBufferPointer(rebasing: pa[..<ia]), UnsafeMutableBufferPointer(rebasing: pb[..<ib]),
+                                           UnsafeMutableBufferPointer(rebasing: pc[..<ic]), into: buffer.baseAddress!,
+                                           sources: sourceBuffer.baseAddress!, leaving: taken)
                             upperDone.wait() // (the pointers stay valid until the second thread is done)
                             initialized = total
                         }
