@@ -1,6 +1,14 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// Links the Swift runtime and Foundation statically: `-static-stdlib`, and the static libraries
+/// they use, in one group (the linker then finds each symbol whatever their order).
+let staticSwiftRuntime = ["-static-stdlib", "-Xlinker", "--start-group"] + [
+    "Foundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU", "_FoundationCShims",
+    "_FoundationCollections", "CoreFoundation", "swiftSynchronization", "swiftDispatch", "dispatch", "BlocksRuntime",
+    "swift_Concurrency", "swift_StringProcessing", "swift_RegexParser", "swiftGlibc", "swift_Builtin_float",
+].flatMap { ["-Xlinker", "-l\($0)"] } + ["-Xlinker", "--end-group"]
+
 let package = Package(
     name: "magnets",
     platforms: [.macOS(.v13), .iOS(.v16)],
@@ -40,7 +48,11 @@ let package = Package(
         .executableTarget(
             name: "magnets",
             dependencies: ["MagnetsStore", "MagnetsRender", "CHeapTuning",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // Release builds on Linux carry the Swift runtime and Foundation inside the binary
+            // (what `swift build --static-swift-stdlib` does, here for every release build): no
+            // dynamic linking at each start, direct calls into the runtime. README, "Benchmarks".
+            linkerSettings: [.unsafeFlags(staticSwiftRuntime, .when(platforms: [.linux], configuration: .release))]
         ),
 
         // Benchmarks that print their figures (release mode).
