@@ -100,8 +100,9 @@ extension BoardFile {
             return true
         }
         var stopped = false
+        var cache = OpCoding.DecodeCache()
         try statement.forEachRow(db) { row in
-            let op = try OpCoding.decode(row, index: index)
+            let op = try OpCoding.decode(row, index: index, cache: &cache)
             if op.lamport != groupLamport {
                 if try !flush() { stopped = true; return false }
                 groupLamport = op.lamport

@@ -88,15 +88,21 @@ struct LogIndex {
 
     /// The run op (replica, seq) belongs to: the one with the largest first seq ≤ seq.
     func run(replica: Int64, seq: Int) -> Run? {
+        runSpan(replica: replica, seq: seq)?.run
+    }
+
+    /// The same, with the first seq of the next run (`nil` for the latest): the seqs up to it
+    /// belong to the same run.
+    func runSpan(replica: Int64, seq: Int) -> (run: Run, nextFirstSeq: Int?)? {
         guard let list = runs[replica], !list.isEmpty else { return nil }
-        if let last = list.last, last.firstSeq <= seq { return last } // the common case: the latest run
+        if let last = list.last, last.firstSeq <= seq { return (last, nil) } // the common case: the latest run
         var low = 0, high = list.count - 1 // the answer is in low..<high, or none
         guard list[0].firstSeq <= seq else { return nil }
         while high - low > 1 {
             let mid = (low + high) / 2
             if list[mid].firstSeq <= seq { low = mid } else { high = mid }
         }
-        return list[low]
+        return (list[low], list[low + 1].firstSeq)
     }
 
     /// Notes that op (replica, seq) — the replica's next — has this context and author: a new

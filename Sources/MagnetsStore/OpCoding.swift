@@ -123,20 +123,44 @@ enum OpCoding {
 
     /// Reads an op from a row selected with `selectColumns`, checking it as it goes.
     static func decode(_ row: some OpRow, index: LogIndex) throws -> Operation {
+        var cache = DecodeCache()
+        return try decode(row, index: index, cache: &cache)
+    }
+
+    /// What the last rows decoded looked up in the index: rows read in key order come in runs of
+    /// one replica's ops sharing a clock and an author, naming magnets of few replicas, so most
+    /// rows need no lookup at all.
+    struct DecodeCache {
+        fileprivate var replica: (id: Int64, name: String)?
+        fileprivate var magnetReplica: (id: Int64, name: String)?
+        fileprivate var run: (replica: Int64, seqs: Range<Int>, run: LogIndex.Run, context: VectorClock, author: String)?
+    }
+
+    static func decode(_ row: some OpRow, index: LogIndex, cache: inout DecodeCache) throws -> Operation {
         assert(index.complete, "ops are decoded with a complete index")
         let key = try row.integer(0)
-        guard key > 0, let replica = index.replicaNames[OpKey.replica(key)] else {
-            throw StoreError.invalidOp("op row \(key) names no known replica")
+        let replicaID = OpKey.replica(key)
+        guard key > 0 else { throw StoreError.invalidOp("op row \(key) names no known replica") }
+        if cache.replica?.id != replicaID {
+            guard let name = index.replicaNames[replicaID] else { throw StoreError.invalidOp("op row \(key) names no known replica") }
+            cache.replica = (replicaID, name)
         }
+        let replica = cache.replica!.name
         let seq = Int(try row.integer(1))
         let id = OpID(replica: replica, seq: seq)
         guard id.seq >= 1 else { throw StoreError.invalidOp("op \(id) has a seq below 1") }
         let lamport = OpKey.lamport(key)
         guard lamport >= 1 else { throw StoreError.invalidOp("op \(id) has a Lamport number below 1") }
-        guard let run = index.run(replica: OpKey.replica(key), seq: seq),
-              let context = index.contexts[run.context], let author = index.authorNames[run.author] else {
-            throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
+        if let cached = cache.run, cached.replica == replicaID, cached.seqs.contains(seq) {
+            // the same run as the row before
+        } else {
+            guard let (run, next) = index.runSpan(replica: replicaID, seq: seq),
+                  let context = index.contexts[run.context], let author = index.authorNames[run.author] else {
+                throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
+            }
+            cache.run = (replicaID, run.firstSeq..<(next ?? Int.max), run, context, author)
         }
+        let (run, context, author) = (cache.run!.run, cache.run!.context, cache.run!.author)
         let time = try row.integer(2)
         guard (-9_000_000_000_000_000...9_000_000_000_000_000).contains(time) else {
             throw StoreError.invalidOp("op \(id) has a time out of range")
@@ -144,10 +168,12 @@ enum OpCoding {
         let kindCode = Int(truncatingIfNeeded: try row.integer(3))
         guard let kind = kind(kindCode) else { throw StoreError.invalidOp("op \(id) has unknown kind \(kindCode)") }
         func magnetID() throws -> MagnetID {
-            guard let local = try row.optionalInteger(4), let name = index.replicaNames[LocalID.replica(local)] else {
-                throw StoreError.invalidOp("op \(id) names no magnet")
+            guard let local = try row.optionalInteger(4) else { throw StoreError.invalidOp("op \(id) names no magnet") }
+            if cache.magnetReplica?.id != LocalID.replica(local) {
+                guard let name = index.replicaNames[LocalID.replica(local)] else { throw StoreError.invalidOp("op \(id) names no magnet") }
+                cache.magnetReplica = (LocalID.replica(local), name)
             }
-            return MagnetID(replica: name, seq: LocalID.seq(local))
+            return MagnetID(replica: cache.magnetReplica!.name, seq: LocalID.seq(local))
         }
         let x = try row.optionalReal(5), y = try row.optionalReal(6)
         func point() -> Point? {

@@ -120,10 +120,11 @@ extension BoardFile {
         let statement = try FastStatement(db, "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ? AND id < ?")
         statement.bind(1, OpKey.first(lamport: from))
         statement.bind(2, OpKey.first(lamport: min(lamportBound, OpKey.maxLamport) + 1))
+        var cache = OpCoding.DecodeCache()
         try statement.forEachRow(db) { row in
             let id = try row.integer(0), seq = try row.integer(1)
             guard seq <= shared[OpKey.replica(id)] ?? 0 else { return true }
-            let op = try OpCoding.decode(row, index: index)
+            let op = try OpCoding.decode(row, index: index, cache: &cache)
             if let key, !(key < OrderKey(op)) { return true }
             result.append(op)
             return true
@@ -217,10 +218,11 @@ extension BoardFile {
         result.reserveCapacity(total)
         let statement = try FastStatement(db, "SELECT \(OpCoding.selectColumns) FROM op WHERE id >= ?")
         statement.bind(1, OpKey.first(lamport: from))
+        var cache = OpCoding.DecodeCache()
         try statement.forEachRow(db) { row in
             let key = try row.integer(0)
             guard let known = wanted[OpKey.replica(key)], try row.integer(1) > known else { return true }
-            result.append(try OpCoding.decode(row, index: index))
+            result.append(try OpCoding.decode(row, index: index, cache: &cache))
             return true
         }
         return result
