@@ -94,7 +94,10 @@ extension BoardFile {
         var timeline = Timeline(resumingAt: start, version: version, lamports: lamports, checkpointInterval: interval)
         if let feed {
             feed.begin(window: window, start: start)
-            timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) { feed.chunks.publish(($0, $1.lowerBound)) }
+            timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) {
+                feed.chunks.publish(($0, $1.lowerBound))
+                feed.freeSpent()
+            }
         } else {
             timeline.replayHeld(window)
         }

@@ -287,6 +287,7 @@ extension BoardFile {
                         // Encoded first: the files wait for these bytes; only the report waits for the count.
                         if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
                         counter.count(window, chunk.outcomes[...], from: chunk.from)
+                        feed.giveBack(chunk.outcomes) // (freed by the replay's thread)
                     }
                     encodedLabels = labels
                     encoded.finish()

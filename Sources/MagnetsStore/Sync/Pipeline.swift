@@ -113,6 +113,29 @@ final class OutcomeFeed: @unchecked Sendable {
         condition.unlock()
         _ = dropped
         chunks.clear()
+        freeSpent()
+    }
+
+    /// Chunks their takers are done with, for the replay's thread to free (`freeSpent`): the
+    /// outcomes' arrays were allocated there, and a thread that frees memory another thread
+    /// allocated takes that thread's heap lock, and contends with it for every outcome.
+    private let spentLock = NSLock()
+    private var spent: [[Outcome]] = []
+
+    /// Hands a chunk's outcomes back once taken (the last reference to them).
+    func giveBack(_ outcomes: [Outcome]) {
+        spentLock.lock()
+        spent.append(outcomes)
+        spentLock.unlock()
+    }
+
+    /// Frees the chunks given back so far (on the calling thread).
+    func freeSpent() {
+        spentLock.lock()
+        let freed = spent
+        spent = []
+        spentLock.unlock()
+        _ = freed
     }
 }
 
