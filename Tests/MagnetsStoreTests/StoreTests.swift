@@ -141,6 +141,32 @@ struct BoardFileTests {
         #expect(try a.current().board == b.current().board)
     }
 
+    @Test("a sync refuses an op the other file holds that no rule accepts (a move to a point out of range, of a magnet of no valid replica id), and writes nothing",
+          arguments: [
+              ("UPDATE op SET x = 5000000 WHERE id = (SELECT max(id) FROM op)", "a point must be finite and within ±1e6"),
+              ("UPDATE replica SET name = 'Not An Id!' WHERE name = 'base'", "is not a magnet id"),
+          ])
+    func syncRefusesInvalidOps(damage: String, message: String) throws {
+        let base = try make("base.magnets", replica: "base")
+        try base.record(author: "base") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        try base.record(author: "base") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        let m = try #require(try base.current().board.sortedMagnets.first?.id)
+        let a = try base.clone(to: folder.appendingPathComponent("a.magnets").path, replica: "ann")
+        let b = try base.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bo")
+        try a.record(author: "ann") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
+        try a.record(author: "ann") { _ in .move(magnet: m, target: .point(Point(x: 650, y: 600))) }
+        try b.record(author: "bo") { _ in .move(magnet: m, target: .point(Point(x: 700, y: 100))) }
+        // A's last move is damaged: its point, or the name of the replica that pulled its magnet.
+        try a.db.write { try $0.execute(sql: damage) }
+        func snapshot(_ file: BoardFile) throws -> Data {
+            try file.db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            return try Data(contentsOf: URL(fileURLWithPath: file.path))
+        }
+        let (beforeA, beforeB) = (try snapshot(a), try snapshot(b))
+        #expect { try BoardFile.sync(a, b) } throws: { "\($0)".contains(message) }
+        #expect(try snapshot(a) == beforeA && snapshot(b) == beforeB)
+    }
+
     @Test("import of a bundle gives the same board as a sync; a truncated bundle is refused")
     func bundles() throws {
         let a = try make("a.magnets", replica: "alice")

@@ -261,12 +261,13 @@ extension BoardFile {
                 // references go, these lists are the only ones): each file inserts those it lacked
                 // from there. Which side each op came from: 1 from A (B lacked it), 2 from B (A
                 // lacked it), 0 held by both.
+                trace.mark("read the checkpoint and \(common.count) shared ops")
                 tookAdmitted.wait()
                 admittedA = nil
                 admittedB = nil
                 let (window, sides) = ParallelMerge.merged(common, taking: &intoB.ops, &intoA.ops)
                 windowSides = sides
-                trace.mark("read \(common.count) shared ops from checkpoint \(start.position), merged a window of \(window.count)")
+                trace.mark("merged a window of \(window.count) from checkpoint \(start.position)")
                 let interval = interval, feed = feed
                 replayWork.enter()
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
