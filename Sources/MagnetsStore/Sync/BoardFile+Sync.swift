@@ -257,11 +257,11 @@ extension BoardFile {
                 // B checks that its own copy of the shared part — this checkpoint and these ops —
                 // is the same: one file's damage must not become the other's derived state.
                 sharedPart = (earliest, start, startClock, common, lamportBound)
+                trace.mark("read the checkpoint and \(common.count) shared ops")
                 // The exchanged ops are moved into the window, not copied (once B has let its
                 // references go, these lists are the only ones): each file inserts those it lacked
                 // from there. Which side each op came from: 1 from A (B lacked it), 2 from B (A
                 // lacked it), 0 held by both.
-                trace.mark("read the checkpoint and \(common.count) shared ops")
                 tookAdmitted.wait()
                 admittedA = nil
                 admittedB = nil
