@@ -86,13 +86,8 @@ struct LogIndex {
         }
     }
 
-    /// The run op (replica, seq) belongs to: the one with the largest first seq ≤ seq.
-    func run(replica: Int64, seq: Int) -> Run? {
-        runSpan(replica: replica, seq: seq)?.run
-    }
-
-    /// The same, with the first seq of the next run (`nil` for the latest): the seqs up to it
-    /// belong to the same run.
+    /// The run op (replica, seq) belongs to — the one with the largest first seq ≤ seq — with the
+    /// first seq of the next run (`nil` for the latest): the seqs up to it belong to the same run.
     func runSpan(replica: Int64, seq: Int) -> (run: Run, nextFirstSeq: Int?)? {
         guard let list = runs[replica], !list.isEmpty else { return nil }
         if let last = list.last, last.firstSeq <= seq { return (last, nil) } // the common case: the latest run

@@ -44,25 +44,42 @@ struct SyncCrashTests {
         try Data((([header] + lines).joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
     }
 
-    @Test("a sync whose window is merged on two threads (over 20,000 ops), its ops moved in, leaves equal logs and clean files")
-    func twoThreadWindow() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-window-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let base = try BoardFile.create(dir + "/base.magnets", name: "window", size: Size(width: 1000, height: 700),
-                                        replica: "base", author: "base", checkpointInterval: 4096)
+    /// Two copies, alice's and bob's, of a board of `magnets` magnets in a zone's reach (and a
+    /// boundary's, with `wall`), each with its own concurrent moves taken in through a bundle.
+    static func twoCopies(in dir: String, magnets: Int, interval: Int, wall: Bool,
+                          moves: (alice: Int, bob: Int)) throws -> (base: BoardFile, a: BoardFile, b: BoardFile) {
+        let base = try BoardFile.create(dir + "/base.magnets", name: "two", size: Size(width: 1000, height: 700),
+                                        replica: "base", author: "base", checkpointInterval: interval)
         try base.record(author: "base") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
         try base.record(author: "base") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80), capacity: 2)) }
-        try base.record(author: "base") { _ in .boundaryAdd(Boundary(name: "wall", segment: Segment(from: Point(x: 600, y: 0), to: Point(x: 600, y: 500)))) }
-        for i in 0..<40 {
-            try base.record(author: "base") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: Double(20 + i * 20), y: 300))) }
+        if wall {
+            try base.record(author: "base") { _ in .boundaryAdd(Boundary(name: "wall", segment: Segment(from: Point(x: 600, y: 0), to: Point(x: 600, y: 500)))) }
+        }
+        let spacing = 900 / Double(magnets)
+        for i in 0..<magnets {
+            try base.record(author: "base") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 20 + Double(i) * spacing, y: 300))) }
         }
         let a = try base.clone(to: dir + "/a.magnets", replica: "alice")
         let b = try base.clone(to: dir + "/b.magnets", replica: "bob")
-        try Self.moveBundle(11_000, replica: "alice", on: a, seed: 3, to: dir + "/a.bundle")
-        try Self.moveBundle(10_500, replica: "bob", on: b, seed: 4, to: dir + "/b.bundle")
+        try moveBundle(moves.alice, replica: "alice", on: a, seed: 1, to: dir + "/a.bundle")
+        try moveBundle(moves.bob, replica: "bob", on: b, seed: 2, to: dir + "/b.bundle")
         _ = try a.importOps(from: dir + "/a.bundle")
         _ = try b.importOps(from: dir + "/b.bundle")
+        return (base, a, b)
+    }
+
+    /// A fresh folder, removed by the caller.
+    static func scratch(_ name: String) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-\(name)-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    @Test("a sync whose window is merged on two threads (over 20,000 ops), its ops moved in, leaves equal logs and clean files")
+    func twoThreadWindow() throws {
+        let dir = try Self.scratch("window")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (base, a, b) = try Self.twoCopies(in: dir, magnets: 40, interval: 4096, wall: true, moves: (11_000, 10_500))
         let report = try BoardFile.sync(a, b)
         #expect(report.intoA == 10_500 && report.intoB == 11_000)
         let total = try base.current().opCount + 21_500
@@ -81,24 +98,11 @@ struct SyncCrashTests {
 
     @Test("20 syncs killed at random moments leave each file before or after, and clean")
     func killedSyncs() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-crash-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try Self.scratch("crash")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Two copies of a 60-magnet board, each with 3,000 concurrent moves.
-        let base = try BoardFile.create(dir + "/base.magnets", name: "crash", size: Size(width: 1000, height: 700),
-                                        replica: "base", author: "base", checkpointInterval: 256)
-        try base.record(author: "base") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
-        try base.record(author: "base") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80), capacity: 2)) }
-        for i in 0..<60 {
-            try base.record(author: "base") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: Double(20 + i * 15), y: 300))) }
-        }
+        let (base, a, b) = try Self.twoCopies(in: dir, magnets: 60, interval: 256, wall: false, moves: (3000, 3000))
         let common = try base.current().opCount
-        let a = try base.clone(to: dir + "/a.magnets", replica: "alice")
-        let b = try base.clone(to: dir + "/b.magnets", replica: "bob")
-        try Self.moveBundle(3000, replica: "alice", on: a, seed: 1, to: dir + "/a.bundle")
-        try Self.moveBundle(3000, replica: "bob", on: b, seed: 2, to: dir + "/b.bundle")
-        _ = try a.importOps(from: dir + "/a.bundle")
-        _ = try b.importOps(from: dir + "/b.bundle")
         let (beforeA, beforeB) = (try a.current().opCount, try b.current().opCount)
         try a.close(); try b.close(); try base.close()
 

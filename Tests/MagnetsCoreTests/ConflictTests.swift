@@ -99,6 +99,28 @@ struct ConflictTests {
         #expect(c2.map(\.on.description) == ["boundary wall"])
         let (_, c3) = try Self.merge(alice: .zoneRemove(name: "slot"), bob: .zoneRemove(name: "slot"))
         #expect(c3.map(\.on.description) == ["zone slot"])
+        // A boundary both remove: the base holds one here.
+        var timeline = Timeline()
+        let fence = Boundary(name: "fence", segment: Segment(from: P(0, 0), to: P(9, 9)))
+        try timeline.insert([
+            Operation(id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(), author: "alice", time: 0,
+                      payload: .createBoard(name: "b", size: Size(width: 100, height: 100))),
+            Operation(id: OpID(replica: "alice", seq: 2), lamport: 2, context: VectorClock(), author: "alice", time: 0,
+                      payload: .boundaryAdd(fence)),
+            Operation(id: OpID(replica: "alice", seq: 3), lamport: 3, context: VectorClock(), author: "alice", time: 0,
+                      payload: .boundaryRemove(name: "fence")),
+            Operation(id: OpID(replica: "bob", seq: 1), lamport: 3, context: VectorClock(["alice": 2]), author: "bob", time: 0,
+                      payload: .boundaryRemove(name: "fence")),
+        ])
+        let c4 = Conflict.find(in: timeline.ops, outcomes: timeline.outcomes)
+        #expect(c4.map(\.on.description) == ["boundary fence"])
+        // How each was settled, word for word.
+        #expect((c1 + c2 + c3 + c4).map(\.settled) == [
+            "alice:6 added zone 'dock' first; bob:1 was rejected (name taken)",
+            "alice:6 added boundary 'wall' first; bob:1 was rejected (name taken)",
+            "alice:6 removed zone 'slot' first; bob:1 was rejected (no such zone)",
+            "alice:3 removed boundary 'fence' first; bob:1 was rejected (no such boundary)",
+        ])
     }
 
     @Test("ops that saw each other are no conflict")

@@ -119,6 +119,27 @@ extension Conflict {
                 withoutActuallyEscaping(settled) { report(earlierIndex, current, subject, $0) }
             }
 
+            // A zone or boundary added or removed by name: refused for its name (taken, or gone),
+            // it conflicts with the op that last did the same to that name; applied, it becomes
+            // that op and forgets the opposite. `true` when applied.
+            func named(_ name: String, _ subject: Subject, _ kind: String, adding: Bool, _ rejected: Rejection?,
+                       done: inout [String: Int], undone: inout [String: Int]) -> Bool {
+                switch rejected {
+                case nil:
+                    done[name] = current
+                    undone[name] = nil
+                    return true
+                case .zoneNameTaken?, .unknownZone?, .boundaryNameTaken?, .unknownBoundary?:
+                    check(done[name], subject) { e in
+                        "\(e.id) \(adding ? "added" : "removed") \(kind) '\(name)' first; \(ops[current].id) was rejected "
+                            + (adding ? "(name taken)" : "(no such \(kind))")
+                    }
+                    return false
+                default:
+                    return false
+                }
+            }
+
             for outcome in outcomes {
                 defer { current += 1 }
                 let rejected = outcome.rejection
@@ -153,42 +174,15 @@ extension Conflict {
                 case .trayAdd(let letter, let color, _, _):
                     emptiedTile[TileKey(letter: letter, color: color)] = nil
                 case .zoneAdd(let zone):
-                    if case .zoneNameTaken = rejected {
-                        check(namedZone[zone.name], .zone(zone.name)) { e in
-                            "\(e.id) added zone '\(zone.name)' first; \(ops[current].id) was rejected (name taken)"
-                        }
-                    } else if rejected == nil {
-                        namedZone[zone.name] = current
-                        removedZone[zone.name] = nil
+                    if named(zone.name, .zone(zone.name), "zone", adding: true, rejected, done: &namedZone, undone: &removedZone) {
                         filledZone[zone.name] = nil
                     }
                 case .zoneRemove(let name):
-                    if case .unknownZone = rejected {
-                        check(removedZone[name], .zone(name)) { e in
-                            "\(e.id) removed zone '\(name)' first; \(ops[current].id) was rejected (no such zone)"
-                        }
-                    } else if rejected == nil {
-                        removedZone[name] = current
-                        namedZone[name] = nil
-                    }
+                    _ = named(name, .zone(name), "zone", adding: false, rejected, done: &removedZone, undone: &namedZone)
                 case .boundaryAdd(let b):
-                    if case .boundaryNameTaken = rejected {
-                        check(namedBoundary[b.name], .boundary(b.name)) { e in
-                            "\(e.id) added boundary '\(b.name)' first; \(ops[current].id) was rejected (name taken)"
-                        }
-                    } else if rejected == nil {
-                        namedBoundary[b.name] = current
-                        removedBoundary[b.name] = nil
-                    }
+                    _ = named(b.name, .boundary(b.name), "boundary", adding: true, rejected, done: &namedBoundary, undone: &removedBoundary)
                 case .boundaryRemove(let name):
-                    if case .unknownBoundary = rejected {
-                        check(removedBoundary[name], .boundary(name)) { e in
-                            "\(e.id) removed boundary '\(name)' first; \(ops[current].id) was rejected (no such boundary)"
-                        }
-                    } else if rejected == nil {
-                        removedBoundary[name] = current
-                        namedBoundary[name] = nil
-                    }
+                    _ = named(name, .boundary(name), "boundary", adding: false, rejected, done: &removedBoundary, undone: &namedBoundary)
                 case .createBoard, .resize:
                     break
                 }

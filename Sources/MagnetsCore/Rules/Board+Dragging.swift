@@ -152,21 +152,4 @@ extension Board {
         if a.atStart != b.atStart { return a.atStart }
         return a.measure > b.measure
     }
-
-    /// A cheap test that a leg's bounds can reach a rect at all (closed, with the tolerance).
-    @inline(__always)
-    static func mayMeet(_ box: Rect, _ rect: Rect) -> Bool {
-        let tol = Geometry.tolerance
-        return box.minX <= rect.maxX + tol && rect.minX <= box.maxX + tol
-            && box.minY <= rect.maxY + tol && rect.minY <= box.maxY + tol
-    }
-
-    @inline(__always)
-    static func mayMeet(_ box: Rect, _ segment: Segment) -> Bool {
-        let tol = Geometry.tolerance
-        return box.minX <= max(segment.from.x, segment.to.x) + tol
-            && min(segment.from.x, segment.to.x) <= box.maxX + tol
-            && box.minY <= max(segment.from.y, segment.to.y) + tol
-            && min(segment.from.y, segment.to.y) <= box.maxY + tol
-    }
 }
