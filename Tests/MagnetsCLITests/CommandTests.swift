@@ -7,11 +7,8 @@ import Testing
 /// byte-for-byte as it was (no WAL or journal left beside it either).
 @Suite("Local commands through the binary")
 struct CommandTests {
-    let dir: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-cmd-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let scratch = ScratchFolder("magnets-cmd")
+    var dir: String { scratch.path }
 
     /// Runs the binary in `dir` with exactly `environment` (plus PATH).
     @discardableResult

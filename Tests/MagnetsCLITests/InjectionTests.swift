@@ -5,11 +5,8 @@ import Testing
 /// clearly before anything is written. Files take the user's umask.
 @Suite("No injection")
 struct InjectionTests {
-    let dir: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-inject-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let scratch = ScratchFolder("magnets-inject")
+    var dir: String { scratch.path }
 
     func run(_ args: [String]) -> WritersTests.Run { WritersTests.run(args, in: dir) }
 

@@ -10,11 +10,8 @@ import FoundationXML
 /// checked against the board and the log — through the binary, on a two-person board.
 @Suite("History, time travel and pictures through the binary")
 struct SeeingTests {
-    let dir: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-see-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let scratch = ScratchFolder("magnets-see")
+    var dir: String { scratch.path }
 
     @discardableResult
     func run(_ args: String...) -> WritersTests.Run { WritersTests.run(args, in: dir) }

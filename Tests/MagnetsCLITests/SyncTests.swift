@@ -4,11 +4,8 @@ import Testing
 /// Two and three people editing offline, then syncing, through the binary (SPEC §4–5).
 @Suite("Sync through the binary")
 struct SyncTests {
-    let dir: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-sync-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }()
+    let scratch = ScratchFolder("magnets-sync")
+    var dir: String { scratch.path }
 
     @discardableResult
     func run(_ args: String...) -> WritersTests.Run { WritersTests.run(args, in: dir) }

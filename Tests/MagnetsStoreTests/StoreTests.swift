@@ -4,16 +4,23 @@ import Testing
 @testable import MagnetsCore
 @testable import MagnetsStore
 
-/// A fresh temporary folder for one test.
-func temporaryFolder() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-store-\(UUID().uuidString)")
-    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+/// A fresh temporary folder for one test, removed with everything in it when the test's suite
+/// instance lets it go (Swift Testing makes one per test).
+final class TemporaryFolder: Sendable {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-store-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 @Suite("Board file")
 struct BoardFileTests {
-    let folder = temporaryFolder()
+    let scratch = TemporaryFolder()
+    var folder: URL { scratch.url }
 
     func make(_ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval) throws -> BoardFile {
         try BoardFile.create(folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),

@@ -1,0 +1,14 @@
+import Foundation
+
+/// A fresh folder under the temporary directory for one test, removed with everything in it when
+/// the test's suite instance lets it go (Swift Testing makes one per test).
+final class ScratchFolder: Sendable {
+    let path: String
+
+    init(_ prefix: String) {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
