@@ -255,6 +255,77 @@ struct BoardFileTests {
         #expect(try a.check().isClean && b.check().isClean)
     }
 
+    @Test("a sync between files that number zone names differently, and alike with a name met for the first time: both end clean and equal")
+    func labelNumbers() throws {
+        // The base: a zone a magnet sits in, so both copies number "slot" 1.
+        let a = try make("a.magnets", replica: "alice")
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60), capacity: 3)) }
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 430, y: 130))) }
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 600))) }
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
+        func labels(_ file: BoardFile) throws -> [String] {
+            try file.db.read { try String.fetchAll($0, sql: "SELECT id || '=' || name FROM label ORDER BY id") }
+        }
+        func same(_ x: BoardFile, _ y: BoardFile) throws {
+            var lines: [[String]] = []
+            for file in [x, y] {
+                var history: [String] = []
+                try file.history { history.append($0.op.json(events: $0.events).serialized()) }
+                lines.append(history)
+            }
+            #expect(lines[0] == lines[1])
+            #expect(try x.current().board == y.current().board)
+            #expect(try x.check().isClean && y.check().isClean)
+        }
+        let magnet = try a.current().board.sortedMagnets[1].id
+        // Alike: A adds "dock" (no outcome names it yet), B drops a magnet where it will be; in
+        // the merged order the drop comes after the add, so both meet "dock" first in the window.
+        try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "dock", rect: Rect(x: 700, y: 400, width: 80, height: 80))) }
+        try b.record(author: "bob") { _ in .move(magnet: magnet, target: .point(Point(x: 740, y: 440))) }
+        #expect(try labels(a) == labels(b))
+        _ = try BoardFile.sync(a, b)
+        try same(a, b)
+        #expect(try labels(a) == ["1=slot", "2=dock"] && labels(b) == labels(a))
+        #expect(try a.current().board.magnets[magnet]?.zone == "dock")
+        // Differently: A meets "pier" after "dock", C meets them the other way round, so the
+        // same names have other numbers (and no name is new to A: nothing but the tables tells).
+        try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "pier", rect: Rect(x: 100, y: 300, width: 80, height: 80))) }
+        try a.record(author: "alice") { _ in .move(magnet: magnet, target: .point(Point(x: 140, y: 340))) }
+        let other = try c.current().board.sortedMagnets[0].id
+        try c.record(author: "carol") { _ in .zoneAdd(Zone(name: "pier", rect: Rect(x: 100, y: 300, width: 80, height: 80))) }
+        try c.record(author: "carol") { _ in .move(magnet: other, target: .point(Point(x: 140, y: 340))) }
+        try c.record(author: "carol") { _ in .zoneAdd(Zone(name: "dock", rect: Rect(x: 700, y: 400, width: 80, height: 80))) }
+        try c.record(author: "carol") { _ in .move(magnet: other, target: .point(Point(x: 740, y: 440))) }
+        #expect(try labels(a) == ["1=slot", "2=dock", "3=pier"] && labels(c) == ["1=slot", "2=pier", "3=dock"])
+        _ = try BoardFile.sync(a, c)
+        try same(a, c)
+        #expect(try labels(a) == ["1=slot", "2=dock", "3=pier"] && labels(c) == ["1=slot", "2=pier", "3=dock"])
+    }
+
+    @Test("turns beside a replay on two cores: one at a time until opened, then all at once")
+    func turns() throws {
+        let turns = Turns(cores: 2)
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), secondIn = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            turns.take {
+                holding.signal()
+                release.wait() // holds its turn until the test lets it go
+            }
+        }
+        holding.wait()
+        Thread.detachNewThread { turns.take { _ = secondIn.signal() } }
+        // While the first holds the only turn, the second waits.
+        let waited: DispatchTimeoutResult = secondIn.wait(timeout: DispatchTime.now() + 0.2)
+        #expect(waited == .timedOut)
+        turns.openUp()
+        // Opened, it goes in although the first still holds its turn.
+        let entered: DispatchTimeoutResult = secondIn.wait(timeout: DispatchTime.now() + 10)
+        #expect(entered == .success)
+        release.signal()
+    }
+
     @Test("ops that all sort after a file's own are taken at the end of its log: the sender is not written, the receiver checks clean")
     func fastForward() throws {
         let a = try make("a.magnets", replica: "alice", interval: 8)

@@ -4,6 +4,46 @@ import Foundation
 import GRDB
 import MagnetsCore
 
+/// While a sync's replay runs, the threads beside it (the inserts, the encoding, the outcome
+/// pages) take turns on the cores the replay leaves: the replay is what everything after it
+/// waits for, and sharing a core with three others it ran at half speed. Each holds a turn for a
+/// short stretch of work (a few hundred rows), so none waits long. Once the replay is done (or the
+/// sync fails), turns are free.
+final class Turns: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var free: Int
+    private var open = false
+
+    /// `cores`: the processors the sync may use; the replay keeps one.
+    init(cores: Int = ProcessInfo.processInfo.activeProcessorCount) { free = max(1, cores - 1) }
+
+    /// Runs `body` in a turn, waiting for one while the replay runs.
+    func take<T>(_ body: () throws -> T) rethrows -> T {
+        condition.lock()
+        while free == 0 && !open { condition.wait() }
+        free -= 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            free += 1
+            condition.signal()
+            condition.unlock()
+        }
+        return try body()
+    }
+
+    /// Turns that never wait.
+    static let unlimited: Turns = { let turns = Turns(cores: 2); turns.openUp(); return turns }()
+
+    /// No more waiting: the replay is done, or the sync failed.
+    func openUp() {
+        condition.lock()
+        open = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
 /// Items handed from one thread to others in order as they are made: the outcomes of a sync's
 /// window as its replay makes them (a chunk at a time), and their encoded form, go to the
 /// threads that work on them while the replay goes on. Each item is let go once every one of
@@ -285,11 +325,24 @@ struct OutcomeEncoder {
 
     /// Another file's numbers for labels, as this file's (filled as they are met).
     private var labelMap: [UInt64: UInt64] = [:]
+    /// Whether the other file numbers every label met so far as this one does (`nil`: not known yet).
+    private var sameNumbers: Bool?
 
     /// Takes a run another file encoded, its label numbers made this file's: `theirs` names the
     /// other file's labels (those the run numbered are added to it). Cheaper than encoding the
     /// outcomes again: the bytes are copied, with only the label numbers looked up.
     mutating func add(_ run: EncodedRun, labelledBy theirs: inout [Int64: String], _ db: Database, index: inout LogIndex) throws {
+        // Files that number their labels alike (two copies of one board, most often) take the
+        // bytes as they are, as long as the names met for the first time get the same numbers.
+        if sameNumbers == nil { sameNumbers = theirs == index.labels.names }
+        if sameNumbers == true {
+            for (id, name) in run.newLabels where index.labels.id(name) != id { sameNumbers = false }
+            if sameNumbers == true {
+                for (id, name) in run.newLabels { theirs[id] = name }
+                try add(run, db, index: &index)
+                return
+            }
+        }
         for (id, name) in run.newLabels { theirs[id] = name }
         var relabelled = run
         relabelled.bytes = []
