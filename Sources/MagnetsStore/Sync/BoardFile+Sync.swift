@@ -136,8 +136,6 @@ extension BoardFile {
         var windowSides: [UInt8]?
         /// The replay and the conflict count, each on a thread of its own.
         let replayWork = DispatchGroup(), countWork = DispatchGroup()
-        /// The threads beside the replay take turns on the cores it leaves.
-        let turns = Turns()
         var conflicts = 0
         /// Where a file that only receives resumes, when its new ops all sort after its own.
         var endA: (Timeline.Checkpoint, VectorClock)?, endB: (Timeline.Checkpoint, VectorClock)?
@@ -175,7 +173,6 @@ extension BoardFile {
             for _ in 0..<Self.meetings { (role == .a ? arrivedA : arrivedB).signal() }
             feed.finish()
             encoded.finish()
-            turns.openUp()
         }
 
         /// Waits for the other side to reach the same point; throws if either side has failed.
@@ -276,7 +273,6 @@ extension BoardFile {
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
                     integration = replay(window, from: start, startClock: startClock, version: version, lamports: lamports,
                                          interval: interval, feed: feed)
-                    turns.openUp()
                     feed.finish()
                     replayWork.leave()
                 }
@@ -289,11 +285,9 @@ extension BoardFile {
                     var counter = Conflict.Counter(concurrentPairs: { sides[$0] | sides[$1] == 3 })
                     var labels = labels, trace = Trace()
                     feed.chunks.forEach { chunk in
-                        turns.take {
-                            // Encoded first: the files wait for these bytes; only the report waits for the count.
-                            if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
-                            counter.count(window, chunk.outcomes[...], from: chunk.from)
-                        }
+                        // Encoded first: the files wait for these bytes; only the report waits for the count.
+                        if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
+                        counter.count(window, chunk.outcomes[...], from: chunk.from)
                         feed.giveBack(chunk.outcomes) // (freed by the replay's thread)
                     }
                     encodedLabels = labels
@@ -302,7 +296,7 @@ extension BoardFile {
                     trace.mark("encoded the outcomes and counted \(counter.total) conflicts")
                     countWork.leave()
                 }
-                if !dryRun { try insert(window, at: sides.indices.filter { sides[$0] == 2 }, db, index: &index, turns: turns) }
+                if !dryRun { try insert(window, at: sides.indices.filter { sides[$0] == 2 }, db, index: &index) }
             } else {
                 // A moves the exchanged ops into the window: B lets its references to them go.
                 intoA.ops = []
@@ -319,7 +313,7 @@ extension BoardFile {
                     }
                 }
                 if !dryRun, let (window, _) = window, let sides = windowSides {
-                    try insert(window, at: sides.indices.filter { sides[$0] == 1 }, db, index: &index, turns: turns)
+                    try insert(window, at: sides.indices.filter { sides[$0] == 1 }, db, index: &index)
                 }
             }
             // The window's outcomes, encoded with A's labels as the replay makes them: A takes the
@@ -327,14 +321,14 @@ extension BoardFile {
             var encoder: OutcomeEncoder?
             if !dryRun && role == .a, let (_, start) = feed.window() {
                 var taking = try OutcomeEncoder(after: start.after, db, index: &index)
-                try encoded.forEach { run in try turns.take { try taking.add(run, db, index: &index) } }
+                try encoded.forEach { try taking.add($0, db, index: &index) }
                 if let encodedLabels { index.labels = encodedLabels } // (with those numbered meanwhile)
                 encoder = taking
                 trace.mark("took the encoded outcomes for A")
             } else if !dryRun && role == .b, let (_, start) = feed.window() {
                 var relabelling = try OutcomeEncoder(after: start.after, db, index: &index)
                 var labelsOfA = theirs.labels.names
-                try encoded.forEach { run in try turns.take { try relabelling.add(run, labelledBy: &labelsOfA, db, index: &index) } }
+                try encoded.forEach { try relabelling.add($0, labelledBy: &labelsOfA, db, index: &index) }
                 encoder = relabelling
                 trace.mark("took A's encoded outcomes for B")
             }

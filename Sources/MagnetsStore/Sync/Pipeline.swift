@@ -4,46 +4,6 @@ import Foundation
 import GRDB
 import MagnetsCore
 
-/// While a sync's replay runs, the threads beside it (the inserts, the encoding, the outcome
-/// pages) take turns on the cores the replay leaves: the replay is what everything after it
-/// waits for, and sharing a core with three others it ran at half speed. Each holds a turn for a
-/// short stretch of work (a few hundred rows), so none waits long. Once the replay is done (or the
-/// sync fails), turns are free.
-final class Turns: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var free: Int
-    private var open = false
-
-    /// `cores`: the processors the sync may use; the replay keeps one.
-    init(cores: Int = ProcessInfo.processInfo.activeProcessorCount) { free = max(1, cores - 1) }
-
-    /// Runs `body` in a turn, waiting for one while the replay runs.
-    func take<T>(_ body: () throws -> T) rethrows -> T {
-        condition.lock()
-        while free == 0 && !open { condition.wait() }
-        free -= 1
-        condition.unlock()
-        defer {
-            condition.lock()
-            free += 1
-            condition.signal()
-            condition.unlock()
-        }
-        return try body()
-    }
-
-    /// Turns that never wait.
-    static let unlimited: Turns = { let turns = Turns(cores: 2); turns.openUp(); return turns }()
-
-    /// No more waiting: the replay is done, or the sync failed.
-    func openUp() {
-        condition.lock()
-        open = true
-        condition.broadcast()
-        condition.unlock()
-    }
-}
-
 /// Items handed from one thread to others in order as they are made: the outcomes of a sync's
 /// window as its replay makes them (a chunk at a time), and their encoded form, go to the
 /// threads that work on them while the replay goes on. Each item is let go once every one of
