@@ -4,20 +4,26 @@ import Foundation
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
-switch which {
-case "core": try CoreBenchmark.run()
-case "fold": CoreBenchmark.foldOnly() // for profiling: generation, then folds only
-case "store": try StoreBenchmark.run()
-case "sync": try SyncBenchmark.run()
-case "history": try HistoryBenchmark.run()
-case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
-case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
-case "all":
-    try CoreBenchmark.run()
-    try StoreBenchmark.run()
-    try SyncBenchmark.run()
-    try HistoryBenchmark.run()
-default:
-    print("usage: magnets-bench [core|store|sync|sync-quick|history|all]")
-    exit(64)
+do {
+    switch which {
+    case "core": try CoreBenchmark.run()
+    case "fold": CoreBenchmark.foldOnly() // for profiling: generation, then folds only
+    case "store": try StoreBenchmark.run()
+    case "sync": try SyncBenchmark.run()
+    case "history": try HistoryBenchmark.run()
+    case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
+    case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
+    case "all":
+        try CoreBenchmark.run()
+        try StoreBenchmark.run()
+        try SyncBenchmark.run()
+        try HistoryBenchmark.run()
+    default:
+        print("usage: magnets-bench [core|fold|store|sync|sync-quick|history|probe [M]|all]")
+        exit(64)
+    }
+} catch {
+    // (e.g. `probe` with MAGNETS_BENCH_KEEP naming a folder that holds its files already)
+    FileHandle.standardError.write(Data("error: \(error.localizedDescription)\n".utf8))
+    exit(1)
 }
