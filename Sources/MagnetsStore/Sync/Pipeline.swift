@@ -295,15 +295,14 @@ struct OutcomeEncoder {
         // Files that number their labels alike (two copies of one board, most often) take the
         // bytes as they are, as long as the names met for the first time get the same numbers.
         if sameNumbers == nil { sameNumbers = theirs == index.labels.names }
-        if sameNumbers == true {
-            for (id, name) in run.newLabels where index.labels.id(name) != id { sameNumbers = false }
-            if sameNumbers == true {
-                for (id, name) in run.newLabels { theirs[id] = name }
-                try add(run, db, index: &index)
-                return
-            }
+        for (id, name) in run.newLabels {
+            theirs[id] = name
+            if sameNumbers == true && index.labels.id(name) != id { sameNumbers = false }
         }
-        for (id, name) in run.newLabels { theirs[id] = name }
+        if sameNumbers == true {
+            try add(run, db, index: &index)
+            return
+        }
         var relabelled = run
         relabelled.bytes = []
         relabelled.bytes.reserveCapacity(run.bytes.count)
