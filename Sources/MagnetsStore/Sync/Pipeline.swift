@@ -285,24 +285,12 @@ struct OutcomeEncoder {
 
     /// Another file's numbers for labels, as this file's (filled as they are met).
     private var labelMap: [UInt64: UInt64] = [:]
-    /// Whether the other file numbers every label met so far as this one does (`nil`: not known yet).
-    private var sameNumbers: Bool?
 
     /// Takes a run another file encoded, its label numbers made this file's: `theirs` names the
     /// other file's labels (those the run numbered are added to it). Cheaper than encoding the
     /// outcomes again: the bytes are copied, with only the label numbers looked up.
     mutating func add(_ run: EncodedRun, labelledBy theirs: inout [Int64: String], _ db: Database, index: inout LogIndex) throws {
-        // Files that number their labels alike (two copies of one board, most often) take the
-        // bytes as they are, as long as the names met for the first time get the same numbers.
-        if sameNumbers == nil { sameNumbers = theirs == index.labels.names }
-        for (id, name) in run.newLabels {
-            theirs[id] = name
-            if sameNumbers == true && index.labels.id(name) != id { sameNumbers = false }
-        }
-        if sameNumbers == true {
-            try add(run, db, index: &index)
-            return
-        }
+        for (id, name) in run.newLabels { theirs[id] = name }
         var relabelled = run
         relabelled.bytes = []
         relabelled.bytes.reserveCapacity(run.bytes.count)
