@@ -77,6 +77,11 @@ public final class BoardFile {
         config.label = "magnets"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Up to 16 MiB of pages (SQLite's default: 2 MiB), taken only as a file's pages are
+            // used: a sync of 2×50,000 ops dirties some 5 MB of each file, and with 2 MiB it wrote
+            // pages out to the log mid-transaction, read them back and wrote them again (10,500
+            // writes and 7,300 reads, where 7,900 and 4,000 do).
+            try db.execute(sql: "PRAGMA cache_size = -16384")
         }
         return config
     }

@@ -304,6 +304,28 @@ struct BoardFileTests {
         #expect(try labels(a) == ["1=slot", "2=dock", "3=pier"] && labels(c) == ["1=slot", "2=pier", "3=dock"])
     }
 
+    @Test("turns beside a replay on two cores: one at a time until opened, then all at once")
+    func turns() throws {
+        let turns = Turns(cores: 2)
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), secondIn = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            turns.take {
+                holding.signal()
+                release.wait() // holds its turn until the test lets it go
+            }
+        }
+        holding.wait()
+        Thread.detachNewThread { turns.take { _ = secondIn.signal() } }
+        // While the first holds the only turn, the second waits.
+        let waited: DispatchTimeoutResult = secondIn.wait(timeout: DispatchTime.now() + 0.2)
+        #expect(waited == .timedOut)
+        turns.openUp()
+        // Opened, it goes in although the first still holds its turn.
+        let entered: DispatchTimeoutResult = secondIn.wait(timeout: DispatchTime.now() + 10)
+        #expect(entered == .success)
+        release.signal()
+    }
+
     @Test("ops that all sort after a file's own are taken at the end of its log: the sender is not written, the receiver checks clean")
     func fastForward() throws {
         let a = try make("a.magnets", replica: "alice", interval: 8)

@@ -104,6 +104,10 @@ extension BoardFile {
             feed.begin(window: window, start: start)
             timeline.replayHeld(window, chunk: OutcomeFeed.chunkSize) {
                 feed.chunks.publish(($0, $1.lowerBound))
+                if let helping = feed.helping, feed.chunks.backlog > OutcomeFeed.backlog {
+                    trace.mark("more than \(OutcomeFeed.backlog) chunks wait: the replay takes some itself")
+                    helping()
+                }
                 feed.freeSpent()
             }
         } else {
@@ -159,22 +163,31 @@ extension BoardFile {
 
     /// Inserts `ops[k]` for each `k` of `positions` (rising), in that order: a sync's inserts
     /// read the exchanged ops from its window, where the merge moved them.
-    static func insert(_ ops: [Operation], at positions: [Int], _ db: Database, index: inout LogIndex) throws {
+    /// With `turns`, a turn is taken for each stretch of rows (see `Turns`).
+    static func insert(_ ops: [Operation], at positions: [Int], _ db: Database, index: inout LogIndex, turns: Turns? = nil) throws {
         var trace = Trace()
-        let batch = 64
+        let batch = 64, stretch = 8 * batch
         let batchInsert = try FastStatement(db, OpCoding.insertSQL(rows: batch))
         let insert = try FastStatement(db, OpCoding.insertSQL)
         var names = OpCoding.NameCache()
         let batched = positions.count - positions.count % batch // the rest go one by one
-        for (n, k) in positions.enumerated() {
-            if n < batched {
-                try OpCoding.bind(ops[k], row: Int32(n % batch), of: batchInsert, db, index: &index, names: &names)
-                if n % batch == batch - 1 { try batchInsert.step(db) }
-            } else {
-                try OpCoding.insert(ops[k], into: db, index: &index, using: insert, names: &names)
+        var from = 0
+        while from < positions.count {
+            let to = min(from + stretch, positions.count)
+            try (turns ?? Turns.unlimited).take {
+                for n in from..<to {
+                    let k = positions[n]
+                    if n < batched {
+                        try OpCoding.bind(ops[k], row: Int32(n % batch), of: batchInsert, db, index: &index, names: &names)
+                        if n % batch == batch - 1 { try batchInsert.step(db) }
+                    } else {
+                        try OpCoding.insert(ops[k], into: db, index: &index, using: insert, names: &names)
+                    }
+                    // The version vector moves on once per run of one replica's ops.
+                    if n + 1 == positions.count || ops[positions[n + 1]].id.replica != ops[k].id.replica { index.advance(with: ops[k]) }
+                }
             }
-            // The version vector moves on once per run of one replica's ops.
-            if n + 1 == positions.count || ops[positions[n + 1]].id.replica != ops[k].id.replica { index.advance(with: ops[k]) }
+            from = to
         }
         trace.mark("inserted \(positions.count) ops")
     }

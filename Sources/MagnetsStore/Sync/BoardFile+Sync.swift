@@ -136,6 +136,8 @@ extension BoardFile {
         var windowSides: [UInt8]?
         /// The replay and the conflict count, each on a thread of its own.
         let replayWork = DispatchGroup(), countWork = DispatchGroup()
+        /// The threads beside the replay take turns on the cores it leaves.
+        let turns = Turns()
         var conflicts = 0
         /// Where a file that only receives resumes, when its new ops all sort after its own.
         var endA: (Timeline.Checkpoint, VectorClock)?, endB: (Timeline.Checkpoint, VectorClock)?
@@ -173,6 +175,7 @@ extension BoardFile {
             for _ in 0..<Self.meetings { (role == .a ? arrivedA : arrivedB).signal() }
             feed.finish()
             encoded.finish()
+            turns.openUp()
         }
 
         /// Waits for the other side to reach the same point; throws if either side has failed.
@@ -269,34 +272,37 @@ extension BoardFile {
                 windowSides = sides
                 trace.mark("merged a window of \(window.count) from checkpoint \(start.position)")
                 let interval = interval, feed = feed
+                // An op A lacked and an op B lacked are concurrent: had either seen the other,
+                // its file would have held the other too.
+                let taker = OutcomeTaker(window: window, feed: feed, encoded: encoded, labels: index.labels, dryRun: dryRun,
+                                         concurrent: { sides[$0] | sides[$1] == 3 })
+                feed.helping = { [taker] in
+                    while feed.chunks.backlog > OutcomeFeed.backlog && taker.step(waiting: false) {}
+                }
                 replayWork.enter()
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
                     integration = replay(window, from: start, startClock: startClock, version: version, lamports: lamports,
                                          interval: interval, feed: feed)
+                    turns.openUp()
                     feed.finish()
                     replayWork.leave()
                 }
                 countWork.enter()
                 // The fourth thread also encodes the outcomes (with A's labels), so that each
                 // chunk is let go as soon as the replay makes it, whatever the inserts are doing.
-                Thread.detachNewThread { [self, window, sides, labels = index.labels, dryRun] in
-                    // An op A lacked and an op B lacked are concurrent: had either seen the other,
-                    // its file would have held the other too.
-                    var counter = Conflict.Counter(concurrentPairs: { sides[$0] | sides[$1] == 3 })
-                    var labels = labels, trace = Trace()
-                    feed.chunks.forEach { chunk in
-                        // Encoded first: the files wait for these bytes; only the report waits for the count.
-                        if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
-                        counter.count(window, chunk.outcomes[...], from: chunk.from)
-                        feed.giveBack(chunk.outcomes) // (freed by the replay's thread)
+                Thread.detachNewThread { [self, taker] in
+                    var trace = Trace()
+                    while feed.chunks.waitFor(taker.cursor) {
+                        _ = turns.take { taker.step(waiting: true) } // (nothing, if the replay took it first)
                     }
+                    let (total, labels) = taker.result
                     encodedLabels = labels
                     encoded.finish()
-                    conflicts = counter.total
-                    trace.mark("encoded the outcomes and counted \(counter.total) conflicts")
+                    conflicts = total
+                    trace.mark("encoded the outcomes and counted \(total) conflicts")
                     countWork.leave()
                 }
-                if !dryRun { try insert(window, at: sides.indices.filter { sides[$0] == 2 }, db, index: &index) }
+                if !dryRun { try insert(window, at: sides.indices.filter { sides[$0] == 2 }, db, index: &index, turns: turns) }
             } else {
                 // A moves the exchanged ops into the window: B lets its references to them go.
                 intoA.ops = []
@@ -313,7 +319,7 @@ extension BoardFile {
                     }
                 }
                 if !dryRun, let (window, _) = window, let sides = windowSides {
-                    try insert(window, at: sides.indices.filter { sides[$0] == 1 }, db, index: &index)
+                    try insert(window, at: sides.indices.filter { sides[$0] == 1 }, db, index: &index, turns: turns)
                 }
             }
             // The window's outcomes, encoded with A's labels as the replay makes them: A takes the
@@ -321,14 +327,14 @@ extension BoardFile {
             var encoder: OutcomeEncoder?
             if !dryRun && role == .a, let (_, start) = feed.window() {
                 var taking = try OutcomeEncoder(after: start.after, db, index: &index)
-                try encoded.forEach { try taking.add($0, db, index: &index) }
+                try encoded.forEach { run in try turns.take { try taking.add(run, db, index: &index) } }
                 if let encodedLabels { index.labels = encodedLabels } // (with those numbered meanwhile)
                 encoder = taking
                 trace.mark("took the encoded outcomes for A")
             } else if !dryRun && role == .b, let (_, start) = feed.window() {
                 var relabelling = try OutcomeEncoder(after: start.after, db, index: &index)
                 var labelsOfA = theirs.labels.names
-                try encoded.forEach { try relabelling.add($0, labelledBy: &labelsOfA, db, index: &index) }
+                try encoded.forEach { run in try turns.take { try relabelling.add(run, labelledBy: &labelsOfA, db, index: &index) } }
                 encoder = relabelling
                 trace.mark("took A's encoded outcomes for B")
             }

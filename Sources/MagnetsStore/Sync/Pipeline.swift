@@ -4,6 +4,102 @@ import Foundation
 import GRDB
 import MagnetsCore
 
+/// While a sync's replay runs, the threads beside it (the inserts, the encoding, the outcome
+/// pages) take turns on the cores the replay leaves: the replay is what everything after it
+/// waits for, and sharing a core with three others it ran at half speed. Each holds a turn for a
+/// short stretch of work (a few hundred rows), so none waits long. Once the replay is done (or the
+/// sync fails), turns are free.
+final class Turns: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var free: Int
+    private var open = false
+
+    /// `cores`: the processors the sync may use; the replay keeps one.
+    init(cores: Int = ProcessInfo.processInfo.activeProcessorCount) { free = max(1, cores - 1) }
+
+    /// Runs `body` in a turn, waiting for one while the replay runs.
+    func take<T>(_ body: () throws -> T) rethrows -> T {
+        condition.lock()
+        while free == 0 && !open { condition.wait() }
+        free -= 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            free += 1
+            condition.signal()
+            condition.unlock()
+        }
+        return try body()
+    }
+
+    /// Turns that never wait.
+    static let unlimited: Turns = { let turns = Turns(cores: 2); turns.openUp(); return turns }()
+
+    /// No more waiting: the replay is done, or the sync failed.
+    func openUp() {
+        condition.lock()
+        open = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// A sync's encoding and conflict count of the replay's outcomes, a chunk at a time in order, by
+/// whichever thread comes to the next chunk: the thread of its own, or the replay, when more than
+/// `OutcomeFeed.backlog` chunks wait (it then takes one instead of making more, so what waits
+/// stays bounded and no core idles).
+final class OutcomeTaker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private var counter: Conflict.Counter
+    private var labels: Labels
+    private let window: [Operation]
+    private let feed: OutcomeFeed
+    private let encoded: Channel<EncodedRun>
+    private let dryRun: Bool
+
+    /// `concurrent`: whether two ops of the window (by position) are concurrent; `labels`: those
+    /// the outcomes are encoded with.
+    init(window: [Operation], feed: OutcomeFeed, encoded: Channel<EncodedRun>, labels: Labels, dryRun: Bool,
+         concurrent: @escaping (Int, Int) -> Bool) {
+        self.window = window
+        self.feed = feed
+        self.encoded = encoded
+        self.labels = labels
+        self.dryRun = dryRun
+        counter = Conflict.Counter(concurrentPairs: concurrent)
+    }
+
+    /// Takes the next chunk if it has come (`true`); `waiting`: for a turn of the lock, else
+    /// giving up when another thread holds it.
+    @discardableResult
+    func step(waiting: Bool) -> Bool {
+        if waiting { lock.lock() } else if !lock.try() { return false }
+        defer { lock.unlock() }
+        guard let chunk = feed.chunks.tryTake(next) else { return false }
+        next += 1
+        // Encoded first: the files wait for these bytes; only the report waits for the count.
+        if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
+        counter.count(window, chunk.outcomes[...], from: chunk.from)
+        feed.giveBack(chunk.outcomes) // (freed by the replay's thread)
+        return true
+    }
+
+    /// The position of the next chunk to take.
+    var cursor: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return next
+    }
+
+    /// The conflicts counted and the labels (with those met for the first time), once all is taken.
+    var result: (conflicts: Int, labels: Labels) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (counter.total, labels)
+    }
+}
+
 /// Items handed from one thread to others in order as they are made: the outcomes of a sync's
 /// window as its replay makes them (a chunk at a time), and their encoded form, go to the
 /// threads that work on them while the replay goes on. Each item is let go once every one of
@@ -14,11 +110,21 @@ final class Channel<Item>: @unchecked Sendable {
     private var taken: [Int] = []
     private var finished = false
     private let consumers: Int
+    /// Items not yet taken by every consumer.
+    private var waiting = 0
 
     init(consumers: Int) { self.consumers = consumers }
 
+    /// How many items wait for a consumer.
+    var backlog: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiting
+    }
+
     func publish(_ item: Item) {
         condition.lock()
+        waiting += 1
         items.append(item)
         taken.append(0)
         condition.broadcast()
@@ -44,13 +150,35 @@ final class Channel<Item>: @unchecked Sendable {
     }
 
     /// The `k`-th item, waiting for it; `nil` once the channel finished with fewer.
-    private func take(_ k: Int) -> Item? {
+    func take(_ k: Int) -> Item? {
         condition.lock()
         defer { condition.unlock() }
         while k >= items.count && !finished { condition.wait() }
+        return taking(k)
+    }
+
+    /// The `k`-th item if it has come, without waiting.
+    func tryTake(_ k: Int) -> Item? {
+        condition.lock()
+        defer { condition.unlock() }
+        return taking(k)
+    }
+
+    /// Waits until the `k`-th item has come (`true`) or the channel finished with fewer.
+    func waitFor(_ k: Int) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while k >= items.count && !finished { condition.wait() }
+        return k < items.count
+    }
+
+    private func taking(_ k: Int) -> Item? {
         guard k < items.count, let item = items[k] else { return nil }
         taken[k] += 1
-        if taken[k] == consumers { items[k] = nil } // (the caller's copy is the last)
+        if taken[k] == consumers {
+            items[k] = nil // (the caller's copy is the last)
+            waiting -= 1
+        }
         return item
     }
 
@@ -78,6 +206,15 @@ final class OutcomeFeed: @unchecked Sendable {
 
     /// `consumers`: how many threads take the chunks.
     init(consumers: Int) { chunks = Channel(consumers: consumers) }
+
+    /// Chunks waiting beyond which the replay takes the oldest itself (`helping`) rather than make
+    /// more: it runs ahead of the threads that take its outcomes (they share the other core), and
+    /// unbounded, a 2×200,000 sync held some 80 MiB more.
+    static let backlog = 16
+
+    /// Called by the replay after each chunk it hands over, when more than `backlog` wait: set
+    /// before the replay starts.
+    var helping: (() -> Void)?
     private let condition = NSCondition()
     private var started: (window: [Operation], start: Timeline.Checkpoint)?
     private var over = false
@@ -112,6 +249,7 @@ final class OutcomeFeed: @unchecked Sendable {
         over = true
         condition.unlock()
         _ = dropped
+        helping = nil // (it holds the feed, and the window through the taker)
         chunks.clear()
         freeSpent()
     }
