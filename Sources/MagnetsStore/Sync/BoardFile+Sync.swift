@@ -283,6 +283,7 @@ extension BoardFile {
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
                     integration = replay(window, from: start, startClock: startClock, version: version, lamports: lamports,
                                          interval: interval, feed: feed)
+                    feed.helping = nil // (it holds the feed, and the window through the taker)
                     turns.openUp()
                     feed.finish()
                     replayWork.leave()

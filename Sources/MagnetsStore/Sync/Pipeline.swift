@@ -213,7 +213,7 @@ final class OutcomeFeed: @unchecked Sendable {
     static let backlog = 16
 
     /// Called by the replay after each chunk it hands over, when more than `backlog` wait: set
-    /// before the replay starts.
+    /// before the replay starts, and let go by the replay's thread once it is done.
     var helping: (() -> Void)?
     private let condition = NSCondition()
     private var started: (window: [Operation], start: Timeline.Checkpoint)?
@@ -249,7 +249,6 @@ final class OutcomeFeed: @unchecked Sendable {
         over = true
         condition.unlock()
         _ = dropped
-        helping = nil // (it holds the feed, and the window through the taker)
         chunks.clear()
         freeSpent()
     }
