@@ -326,6 +326,66 @@ struct BoardFileTests {
         release.signal()
     }
 
+    @Test("outcomes taken by two threads — the replay's and the taker's own — are encoded and counted once each, in order")
+    func outcomesTakenByTwoThreads() throws {
+        // Two people each move magnets concurrently near a zone of capacity 1: captures, passes
+        // over a full zone, conflicts.
+        func op(_ replica: String, _ seq: Int, _ lamport: Int, _ context: VectorClock, _ payload: Payload) -> MagnetsCore.Operation {
+            Operation(id: OpID(replica: replica, seq: seq), lamport: lamport, context: context, author: replica, time: 0, payload: payload)
+        }
+        var ops = [op("alice", 1, 1, VectorClock(), .createBoard(name: "t", size: Size(width: 1000, height: 700))),
+                   op("alice", 2, 2, VectorClock(), .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil)),
+                   op("alice", 3, 3, VectorClock(), .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))))]
+        for k in 0..<4 { ops.append(op("alice", 4 + k, 4 + k, VectorClock(), .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100 + 100 * Double(k)))))) }
+        let base = VectorClock(["alice": 7])
+        for k in 0..<60 {
+            let magnet = MagnetID(replica: "alice", seq: 4 + k % 4)
+            ops.append(op("alice", 8 + k, 8 + k, base, .move(magnet: magnet, target: .point(Point(x: 430 + Double(k % 3) * 200, y: 130)))))
+            ops.append(op("bob", 1 + k, 8 + k, base, .move(magnet: magnet, target: .point(Point(x: 430, y: 130 + Double(k % 2) * 300)))))
+        }
+        var timeline = Timeline()
+        _ = try timeline.insert(ops)
+        let window = timeline.ops, outcomes = timeline.outcomes
+        let concurrent: (Int, Int) -> Bool = { window[$0].id.replica != window[$1].id.replica && window[$0].lamport >= 8 && window[$1].lamport >= 8 }
+        // What one thread taking every outcome at once makes.
+        var labels = Labels()
+        let whole = EncodedRun(window, outcomes[...], from: 0, labels: &labels)
+        var counter = Conflict.Counter(concurrentPairs: concurrent)
+        counter.count(window, outcomes[...], from: 0)
+        #expect(counter.total > 10 && whole.keys.count > 20)
+
+        let feed = OutcomeFeed(consumers: 1), encoded = Channel<EncodedRun>(consumers: 1)
+        let taker = OutcomeTaker(window: window, feed: feed, encoded: encoded, labels: Labels(), dryRun: false, concurrent: concurrent)
+        let chunks = stride(from: 0, to: window.count, by: 5).map { ($0, min($0 + 5, window.count)) }
+        // The replay's thread takes the first two itself, then the taker's thread joins in.
+        for (from, to) in chunks.prefix(3) { feed.chunks.publish((Array(outcomes[from..<to]), from)) }
+        #expect(taker.step(waiting: false) && taker.step(waiting: false) && taker.cursor == 2)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            while feed.chunks.waitFor(taker.cursor) { taker.step(waiting: true) }
+            done.signal()
+        }
+        for (from, to) in chunks.dropFirst(3) {
+            feed.chunks.publish((Array(outcomes[from..<to]), from))
+            taker.step(waiting: false)
+        }
+        feed.finish()
+        done.wait()
+        encoded.finish()
+        let result = taker.result
+        #expect(result.conflicts == counter.total && result.labels.names == labels.names)
+        // The runs, in order, hold every stored outcome once: the same keys (by replica name) and bytes.
+        func entries(_ run: EncodedRun) -> [String] {
+            run.keys.indices.map { k in
+                let start = k == 0 ? 0 : Int(run.ends[k - 1])
+                return "\(OpKey.lamport(run.keys[k])) \(run.replicas[Int(OpKey.replica(run.keys[k]))]) \(run.bytes[start..<Int(run.ends[k])])"
+            }
+        }
+        var taken: [String] = []
+        encoded.forEach { taken += entries($0) }
+        #expect(taken == entries(whole))
+    }
+
     @Test("ops that all sort after a file's own are taken at the end of its log: the sender is not written, the receiver checks clean")
     func fastForward() throws {
         let a = try make("a.magnets", replica: "alice", interval: 8)

@@ -150,7 +150,7 @@ final class Channel<Item>: @unchecked Sendable {
     }
 
     /// The `k`-th item, waiting for it; `nil` once the channel finished with fewer.
-    func take(_ k: Int) -> Item? {
+    private func take(_ k: Int) -> Item? {
         condition.lock()
         defer { condition.unlock() }
         while k >= items.count && !finished { condition.wait() }
