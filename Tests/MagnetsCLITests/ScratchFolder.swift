@@ -10,5 +10,9 @@ final class ScratchFolder: Sendable {
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        // A file deleted meanwhile (a closing connection removes its log) stops one removal
+        // part way: try again.
+        for _ in 0..<3 where FileManager.default.fileExists(atPath: path) { try? FileManager.default.removeItem(atPath: path) }
+    }
 }
