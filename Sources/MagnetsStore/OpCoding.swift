@@ -260,15 +260,30 @@ enum OpCoding {
     /// The bytes stored in `outcome.events` (see `EventCoding`), or `nil` when the events are
     /// the plain ones.
     static func storedEvents(for op: Operation, _ events: [Event], labels: inout Labels) -> [UInt8]? {
-        isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op, labels: &labels)
+        numberName(of: op, in: &labels)
+        return isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op, labels: &labels)
     }
 
     /// Appends the bytes to store for these events to `out`, unless they are the plain ones
     /// (then it returns `false` and appends nothing).
     static func storeEvents(for op: Operation, _ events: [Event], labels: inout Labels, into out: inout [UInt8]) -> Bool {
+        numberName(of: op, in: &labels)
         if isPlain(events, for: op) { return false }
         EventCoding.encode(events, for: op, labels: &labels, into: &out)
         return true
+    }
+
+    /// A file numbers the name of each zone and boundary as the op that adds it is stored, not
+    /// when an outcome first names it: then copies of one board number every name alike (each
+    /// met the names in its own order when they were numbered on first mention), and a sync
+    /// between them writes the first file's encoded outcomes into the second as they are.
+    @inline(__always)
+    private static func numberName(of op: Operation, in labels: inout Labels) {
+        switch op.payload {
+        case .zoneAdd(let zone): _ = labels.id(zone.name)
+        case .boundaryAdd(let boundary): _ = labels.id(boundary.name)
+        default: break
+        }
     }
 
     /// The events of an op from its stored bytes (or the plain ones when nothing is stored).

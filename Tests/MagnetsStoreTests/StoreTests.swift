@@ -259,19 +259,21 @@ struct BoardFileTests {
         #expect(try a.check().isClean && b.check().isClean)
     }
 
-    @Test("a sync between files that number zone names differently, and alike with a name met for the first time: both end clean and equal")
+    @Test("zone names are numbered as zones are added: copies number alike, files that added zones on their own differently; syncs end clean and equal")
     func labelNumbers() throws {
-        // The base: a zone a magnet sits in, so both copies number "slot" 1.
+        // The base: a zone, and two magnets.
         let a = try make("a.magnets", replica: "alice")
         try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
         try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60), capacity: 3)) }
-        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 430, y: 130))) }
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 130))) }
         try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 600))) }
-        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
-        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
         func labels(_ file: BoardFile) throws -> [String] {
             try file.db.read { try String.fetchAll($0, sql: "SELECT id || '=' || name FROM label ORDER BY id") }
         }
+        // Numbered when added, though no outcome names it yet.
+        #expect(try labels(a) == ["1=slot"])
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
         func same(_ x: BoardFile, _ y: BoardFile) throws {
             var lines: [[String]] = []
             for file in [x, y] {
@@ -283,25 +285,31 @@ struct BoardFileTests {
             #expect(try x.current().board == y.current().board)
             #expect(try x.check().isClean && y.check().isClean)
         }
-        let magnet = try a.current().board.sortedMagnets[1].id
-        // Alike: A adds "dock" (no outcome names it yet), B drops a magnet where it will be; in
-        // the merged order the drop comes after the add, so both meet "dock" first in the window.
+        let (first, second) = try { let m = try a.current().board.sortedMagnets; return (m[0].id, m[1].id) }()
+        // Copies: both number "slot" 1, and the second file takes the first's outcomes as they are.
+        try a.record(author: "alice") { _ in .move(magnet: first, target: .point(Point(x: 430, y: 130))) }
+        try b.record(author: "bob") { _ in .move(magnet: first, target: .point(Point(x: 300, y: 130))) }
+        try b.record(author: "bob") { _ in .move(magnet: second, target: .point(Point(x: 430, y: 120))) }
+        _ = try BoardFile.sync(a, b)
+        try same(a, b)
+        #expect(try labels(a) == ["1=slot"] && labels(b) == ["1=slot"])
+        #expect(try a.current().board.magnets[second]?.zone == "slot")
+        // A zone one file added: the other numbers it as the sync brings it.
         try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "dock", rect: Rect(x: 700, y: 400, width: 80, height: 80))) }
-        try b.record(author: "bob") { _ in .move(magnet: magnet, target: .point(Point(x: 740, y: 440))) }
-        #expect(try labels(a) == labels(b))
+        try b.record(author: "bob") { _ in .move(magnet: first, target: .point(Point(x: 740, y: 440))) }
+        #expect(try labels(a) == ["1=slot", "2=dock"] && labels(b) == ["1=slot"])
         _ = try BoardFile.sync(a, b)
         try same(a, b)
         #expect(try labels(a) == ["1=slot", "2=dock"] && labels(b) == labels(a))
-        #expect(try a.current().board.magnets[magnet]?.zone == "dock")
-        // Differently: A meets "pier" after "dock", C meets them the other way round, so the
-        // same names have other numbers (and no name is new to A: nothing but the tables tells).
+        #expect(try a.current().board.magnets[first]?.zone == "dock")
+        // Differently: A adds "pier" after "dock", C adds them the other way round, so the same
+        // names have other numbers (and no name is new to A: nothing but the tables tells).
         try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "pier", rect: Rect(x: 100, y: 300, width: 80, height: 80))) }
-        try a.record(author: "alice") { _ in .move(magnet: magnet, target: .point(Point(x: 140, y: 340))) }
-        let other = try c.current().board.sortedMagnets[0].id
+        try a.record(author: "alice") { _ in .move(magnet: first, target: .point(Point(x: 140, y: 340))) }
         try c.record(author: "carol") { _ in .zoneAdd(Zone(name: "pier", rect: Rect(x: 100, y: 300, width: 80, height: 80))) }
-        try c.record(author: "carol") { _ in .move(magnet: other, target: .point(Point(x: 140, y: 340))) }
+        try c.record(author: "carol") { _ in .move(magnet: second, target: .point(Point(x: 140, y: 340))) }
         try c.record(author: "carol") { _ in .zoneAdd(Zone(name: "dock", rect: Rect(x: 700, y: 400, width: 80, height: 80))) }
-        try c.record(author: "carol") { _ in .move(magnet: other, target: .point(Point(x: 740, y: 440))) }
+        try c.record(author: "carol") { _ in .move(magnet: second, target: .point(Point(x: 740, y: 440))) }
         #expect(try labels(a) == ["1=slot", "2=dock", "3=pier"] && labels(c) == ["1=slot", "2=pier", "3=dock"])
         _ = try BoardFile.sync(a, c)
         try same(a, c)
@@ -328,6 +336,37 @@ struct BoardFileTests {
         let entered: DispatchTimeoutResult = secondIn.wait(timeout: DispatchTime.now() + 10)
         #expect(entered == .success)
         release.signal()
+    }
+
+    @Test("turns are given in the order asked: a thread that asks again waits behind the others")
+    func turnsInOrder() throws {
+        let turns = Turns(cores: 2)
+        final class Order: @unchecked Sendable {
+            private let lock = NSLock()
+            private var list: [Int] = []
+            func append(_ k: Int) { lock.lock(); list.append(k); lock.unlock() }
+            var all: [Int] { lock.lock(); defer { lock.unlock() }; return list }
+        }
+        let order = Order()
+        let ran = { @Sendable (k: Int) in order.append(k) }
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        func waitUntil(_ count: Int) {
+            for _ in 0..<10_000 where turns.waiting < count { usleep(1000) }
+        }
+        Thread.detachNewThread {
+            turns.take { ran(1); holding.signal(); release.wait() }
+            turns.take { ran(1) } // asks again at once: behind 2 and 3
+            done.signal()
+        }
+        holding.wait()
+        Thread.detachNewThread { turns.take { ran(2) }; done.signal() }
+        waitUntil(1)
+        Thread.detachNewThread { turns.take { ran(3) }; done.signal() }
+        waitUntil(2)
+        #expect(turns.waiting == 2)
+        release.signal()
+        for _ in 0..<3 { done.wait() }
+        #expect(order.all == [1, 2, 3, 1])
     }
 
     @Test("outcomes taken by two threads — the replay's and the taker's own — are encoded and counted once each, in order")

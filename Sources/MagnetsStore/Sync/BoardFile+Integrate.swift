@@ -166,7 +166,7 @@ extension BoardFile {
     /// With `turns`, a turn is taken for each stretch of rows (see `Turns`).
     static func insert(_ ops: [Operation], at positions: [Int], _ db: Database, index: inout LogIndex, turns: Turns? = nil) throws {
         var trace = Trace()
-        let batch = 64, stretch = 8 * batch
+        let batch = 64, stretch = 32 * batch
         let batchInsert = try FastStatement(db, OpCoding.insertSQL(rows: batch))
         let insert = try FastStatement(db, OpCoding.insertSQL)
         var names = OpCoding.NameCache()

@@ -337,7 +337,7 @@ extension BoardFile {
                 var labelsOfA = theirs.labels.names
                 try encoded.forEach { run in try turns.take { try relabelling.add(run, labelledBy: &labelsOfA, db, index: &index) } }
                 encoder = relabelling
-                trace.mark("took A's encoded outcomes for B")
+                trace.mark("took A's encoded outcomes for B (\(relabelling.relabelledRuns) relabelled)")
             }
             if role == .a { replayWork.wait() }
             try meet(role)                                                   // 4: the replayed window, the logs complete

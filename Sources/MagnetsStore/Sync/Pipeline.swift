@@ -7,29 +7,53 @@ import MagnetsCore
 /// While a sync's replay runs, the threads beside it (the inserts, the encoding, the outcome
 /// pages) take turns on the cores the replay leaves: the replay is what everything after it
 /// waits for, and sharing a core with three others it ran at half speed. Each holds a turn for a
-/// short stretch of work (a few hundred rows), so none waits long. Once the replay is done (or the
-/// sync fails), turns are free.
+/// short stretch of work (a few hundred rows), so none waits long, and turns are given in the
+/// order they were asked for: a thread that asks again queues behind the others, so that every
+/// thread has about as much left when the replay ends and the two cores then share it (a thread
+/// that took the turn back at once starved the other file's inserts, which then ran alone after
+/// the replay, one core idle). Once the replay is done (or the sync fails), turns are free.
 final class Turns: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let lock = NSLock()
     private var free: Int
     private var open = false
+    /// Those waiting for a turn, in the order they asked: a turn let go passes to the first
+    /// (waking that thread alone).
+    private var queue: [DispatchSemaphore] = []
 
     /// `cores`: the processors the sync may use; the replay keeps one.
     init(cores: Int = ProcessInfo.processInfo.activeProcessorCount) { free = max(1, cores - 1) }
 
-    /// Runs `body` in a turn, waiting for one while the replay runs.
+    /// Runs `body` in a turn, waiting for one (behind those who asked first) while the replay runs.
     func take<T>(_ body: () throws -> T) rethrows -> T {
-        condition.lock()
-        while free == 0 && !open { condition.wait() }
-        free -= 1
-        condition.unlock()
+        lock.lock()
+        if open || free > 0 {
+            free -= 1
+            lock.unlock()
+        } else {
+            let turn = DispatchSemaphore(value: 0)
+            queue.append(turn)
+            lock.unlock()
+            turn.wait() // (the turn is passed on with the signal)
+        }
         defer {
-            condition.lock()
-            free += 1
-            condition.signal()
-            condition.unlock()
+            lock.lock()
+            if queue.isEmpty {
+                free += 1
+                lock.unlock()
+            } else {
+                let next = queue.removeFirst()
+                lock.unlock()
+                next.signal()
+            }
         }
         return try body()
+    }
+
+    /// How many wait for a turn.
+    var waiting: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return queue.count
     }
 
     /// Turns that never wait.
@@ -37,10 +61,12 @@ final class Turns: @unchecked Sendable {
 
     /// No more waiting: the replay is done, or the sync failed.
     func openUp() {
-        condition.lock()
+        lock.lock()
         open = true
-        condition.broadcast()
-        condition.unlock()
+        let waiting = queue
+        queue = []
+        lock.unlock()
+        for turn in waiting { turn.signal() }
     }
 }
 
@@ -422,12 +448,28 @@ struct OutcomeEncoder {
 
     /// Another file's numbers for labels, as this file's (filled as they are met).
     private var labelMap: [UInt64: UInt64] = [:]
+    /// Whether the other file numbers every label met so far as this one does (`nil`: not known yet).
+    private var sameNumbers: Bool?
+    /// Runs taken with their label numbers swapped (the others were taken as they are).
+    private(set) var relabelledRuns = 0
 
     /// Takes a run another file encoded, its label numbers made this file's: `theirs` names the
     /// other file's labels (those the run numbered are added to it). Cheaper than encoding the
-    /// outcomes again: the bytes are copied, with only the label numbers looked up.
+    /// outcomes again: the bytes are copied, with only the label numbers looked up — or taken as
+    /// they are, while both files number alike (copies of one board do, see `OpCoding`).
     mutating func add(_ run: EncodedRun, labelledBy theirs: inout [Int64: String], _ db: Database, index: inout LogIndex) throws {
-        for (id, name) in run.newLabels { theirs[id] = name }
+        if sameNumbers == nil { sameNumbers = theirs == index.labels.names }
+        // Names the run met for the first time are numbered here in the same order: alike, as
+        // long as the tables were.
+        for (id, name) in run.newLabels {
+            theirs[id] = name
+            if sameNumbers == true && index.labels.id(name) != id { sameNumbers = false }
+        }
+        if sameNumbers == true {
+            try add(run, db, index: &index)
+            return
+        }
+        relabelledRuns += 1
         var relabelled = run
         relabelled.bytes = []
         relabelled.bytes.reserveCapacity(run.bytes.count)
