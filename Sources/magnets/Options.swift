@@ -49,10 +49,28 @@ enum OpenFiles {
         return file
     }
 
-    /// Closes them all. Nothing is lost when a close fails: what was committed is in the log,
-    /// which the next opening reads.
+    /// Closes them all, each on a thread of its own (closing a file that took many ops removes
+    /// its write-ahead log, some milliseconds: `sync` closes its two files side by side). Nothing
+    /// is lost when a close fails: what was committed is in the log, which the next opening reads.
     static func closeAll() {
-        for file in files where !file.isClosed { try? file.close() }
+        let open = files.filter { !$0.isClosed }
+        guard open.count > 1 else {
+            for file in open { try? file.close() }
+            return
+        }
+        /// Handed to the closing thread; the main thread reads the file again only after it is done.
+        struct Closing: @unchecked Sendable { let file: BoardFile }
+        let done = DispatchGroup()
+        for file in open.dropFirst() {
+            done.enter()
+            let closing = Closing(file: file)
+            Thread.detachNewThread {
+                try? closing.file.close()
+                done.leave()
+            }
+        }
+        try? open[0].close()
+        done.wait()
     }
 }
 
