@@ -397,12 +397,16 @@ struct BoardFileTests {
         counter.count(window, outcomes[...], from: 0)
         #expect(counter.total > 10 && whole.keys.count > 20)
 
-        let feed = OutcomeFeed(consumers: 1), encoded = Channel<EncodedRun>(consumers: 1)
+        let feed = OutcomeFeed(consumers: 2), encoded = Channel<EncodedRun>(consumers: 1)
         let taker = OutcomeTaker(window: window, feed: feed, encoded: encoded, labels: Labels(), dryRun: false, concurrent: concurrent)
         let chunks = stride(from: 0, to: window.count, by: 5).map { ($0, min($0 + 5, window.count)) }
-        // The replay's thread takes the first two itself, then the taker's thread joins in.
+        // The replay's thread takes the first steps itself (encoding first, then counting), then
+        // the taker's thread joins in.
         for (from, to) in chunks.prefix(3) { feed.chunks.publish((Array(outcomes[from..<to]), from)) }
-        #expect(taker.step(waiting: false) && taker.step(waiting: false) && taker.cursor == 2)
+        #expect(taker.step(waiting: false) && taker.step(waiting: false))
+        #expect(taker.positions.encoded == 2 && taker.positions.counted == 0 && taker.cursor == 0)
+        #expect(taker.step(waiting: false) && taker.step(waiting: false))
+        #expect(taker.positions.encoded == 3 && taker.positions.counted == 1)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             while feed.chunks.waitFor(taker.cursor) { taker.step(waiting: true) }

@@ -106,10 +106,13 @@ extension BoardFile {
                 feed.chunks.publish(($0, $1.lowerBound))
                 if let helping = feed.helping, feed.chunks.backlog > OutcomeFeed.backlog {
                     trace.mark("more than \(OutcomeFeed.backlog) chunks wait: the replay takes some itself")
-                    helping()
+                    helping(false)
                 }
                 feed.freeSpent()
             }
+            // What the takers have yet to do is worked off on this core too.
+            feed.helping?(true)
+            feed.freeSpent()
         } else {
             timeline.replayHeld(window)
         }

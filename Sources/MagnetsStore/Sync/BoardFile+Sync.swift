@@ -148,7 +148,7 @@ extension BoardFile {
             self.paths = paths
             self.interval = interval
             self.secondFile = secondFile
-            feed = OutcomeFeed(consumers: 1) // the thread that counts conflicts and encodes
+            feed = OutcomeFeed(consumers: 2) // the encoding and the count of conflicts
         }
 
         /// Drops what the exchange holds of the logs (the replayed window above all).
@@ -276,8 +276,8 @@ extension BoardFile {
                 // its file would have held the other too.
                 let taker = OutcomeTaker(window: window, feed: feed, encoded: encoded, labels: index.labels, dryRun: dryRun,
                                          concurrent: { sides[$0] | sides[$1] == 3 })
-                feed.helping = { [taker] in
-                    while feed.chunks.backlog > OutcomeFeed.backlog && taker.step(waiting: false) {}
+                feed.helping = { [taker] toTheEnd in
+                    while (toTheEnd || feed.chunks.backlog > OutcomeFeed.backlog) && taker.step(waiting: false) {}
                 }
                 replayWork.enter()
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in

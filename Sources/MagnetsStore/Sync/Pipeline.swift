@@ -70,13 +70,15 @@ final class Turns: @unchecked Sendable {
     }
 }
 
-/// A sync's encoding and conflict count of the replay's outcomes, a chunk at a time in order, by
-/// whichever thread comes to the next chunk: the thread of its own, or the replay, when more than
-/// `OutcomeFeed.backlog` chunks wait (it then takes one instead of making more, so what waits
-/// stays bounded and no core idles).
+/// A sync's encoding and conflict count of the replay's outcomes, each a chunk at a time in
+/// order, by whichever thread comes to the next chunk: the thread of its own, or the replay's —
+/// when more than `OutcomeFeed.backlog` chunks wait (it then takes one instead of making more, so
+/// what waits stays bounded and no core idles), and once it is done. The encoding and the count
+/// are separate (a lock and a position each): two threads can take them at once, one encoding a
+/// chunk while the other counts one, and the backlog the replay leaves is worked off on two cores.
 final class OutcomeTaker: @unchecked Sendable {
-    private let lock = NSLock()
-    private var next = 0
+    private let encoding = NSLock(), counting = NSLock()
+    private var nextEncoded = 0, nextCounted = 0
     private var counter: Conflict.Counter
     private var labels: Labels
     private let window: [Operation]
@@ -85,7 +87,7 @@ final class OutcomeTaker: @unchecked Sendable {
     private let dryRun: Bool
 
     /// `concurrent`: whether two ops of the window (by position) are concurrent; `labels`: those
-    /// the outcomes are encoded with.
+    /// the outcomes are encoded with. The feed's chunks are taken twice (`OutcomeFeed(consumers: 2)`).
     init(window: [Operation], feed: OutcomeFeed, encoded: Channel<EncodedRun>, labels: Labels, dryRun: Bool,
          concurrent: @escaping (Int, Int) -> Bool) {
         self.window = window
@@ -96,32 +98,56 @@ final class OutcomeTaker: @unchecked Sendable {
         counter = Conflict.Counter(concurrentPairs: concurrent)
     }
 
-    /// Takes the next chunk if it has come (`true`); `waiting`: for a turn of the lock, else
-    /// giving up when another thread holds it.
+    /// Encodes the next chunk if it has come, else counts the next one if that has (`true` when
+    /// either was done). Encoding first: the files wait for these bytes; only the report waits for
+    /// the count. `waiting`: for a lock another thread holds (once neither could be had at once),
+    /// else giving up.
     @discardableResult
     func step(waiting: Bool) -> Bool {
-        if waiting { lock.lock() } else if !lock.try() { return false }
-        defer { lock.unlock() }
-        guard let chunk = feed.chunks.tryTake(next) else { return false }
-        next += 1
-        // Encoded first: the files wait for these bytes; only the report waits for the count.
+        if encode(waiting: false) || count(waiting: false) { return true }
+        return waiting && (encode(waiting: true) || count(waiting: true))
+    }
+
+    private func encode(waiting: Bool) -> Bool {
+        if waiting { encoding.lock() } else if !encoding.try() { return false }
+        defer { encoding.unlock() }
+        guard let chunk = feed.chunks.tryTake(nextEncoded) else { return false }
+        nextEncoded += 1
         if !dryRun { encoded.publish(EncodedRun(window, chunk.outcomes[...], from: chunk.from, labels: &labels)) }
-        counter.count(window, chunk.outcomes[...], from: chunk.from)
         feed.giveBack(chunk.outcomes) // (freed by the replay's thread)
         return true
     }
 
-    /// The position of the next chunk to take.
-    var cursor: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return next
+    private func count(waiting: Bool) -> Bool {
+        if waiting { counting.lock() } else if !counting.try() { return false }
+        defer { counting.unlock() }
+        guard let chunk = feed.chunks.tryTake(nextCounted) else { return false }
+        nextCounted += 1
+        counter.count(window, chunk.outcomes[...], from: chunk.from)
+        feed.giveBack(chunk.outcomes)
+        return true
     }
+
+    /// The positions of the next chunk to encode and the next to count.
+    var positions: (encoded: Int, counted: Int) {
+        encoding.lock()
+        let encoded = nextEncoded
+        encoding.unlock()
+        counting.lock()
+        defer { counting.unlock() }
+        return (encoded, nextCounted)
+    }
+
+    /// The position of the first chunk one of the two has yet to take.
+    var cursor: Int { let (encoded, counted) = positions; return min(encoded, counted) }
 
     /// The conflicts counted and the labels (with those met for the first time), once all is taken.
     var result: (conflicts: Int, labels: Labels) {
-        lock.lock()
-        defer { lock.unlock() }
+        encoding.lock()
+        let labels = labels
+        encoding.unlock()
+        counting.lock()
+        defer { counting.unlock() }
         return (counter.total, labels)
     }
 }
@@ -238,9 +264,10 @@ final class OutcomeFeed: @unchecked Sendable {
     /// unbounded, a 2×200,000 sync held some 80 MiB more.
     static let backlog = 16
 
-    /// Called by the replay after each chunk it hands over, when more than `backlog` wait: set
-    /// before the replay starts, and let go by the replay's thread once it is done.
-    var helping: (() -> Void)?
+    /// Called by the replay after each chunk it hands over, when more than `backlog` wait, and
+    /// (with `true`: as long as there is work it can take) once it has made the last: set before
+    /// the replay starts, and let go by the replay's thread once it is done.
+    var helping: ((_ toTheEnd: Bool) -> Void)?
     private let condition = NSCondition()
     private var started: (window: [Operation], start: Timeline.Checkpoint)?
     private var over = false
