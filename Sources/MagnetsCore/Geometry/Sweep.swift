@@ -14,6 +14,9 @@ public struct Sweep: Sendable {
     /// Zero for a leg of no length.
     let normalX: Double, normalY: Double, band: Double, reach: Double
 
+    /// The length of the leg (kept: every boundary contact asks for it).
+    public let length: Double
+
     public init(from start: Point, to end: Point, size: Size) {
         self.start = start
         self.end = end
@@ -21,6 +24,7 @@ public struct Sweep: Sendable {
         self.halfHeight = size.height / 2
         let dx = end.x - start.x, dy = end.y - start.y
         let length = (dx * dx + dy * dy).squareRoot()
+        self.length = length
         if length > 0 {
             normalX = -dy / length
             normalY = dx / length
@@ -59,9 +63,6 @@ public struct Sweep: Sendable {
 
     @inline(__always) var dx: Double { end.x - start.x }
     @inline(__always) var dy: Double { end.y - start.y }
-
-    /// The length of the leg.
-    public var length: Double { (dx * dx + dy * dy).squareRoot() }
 
     /// The center at parameter `t`.
     public func point(at t: Double) -> Point { start.interpolated(to: end, at: t) }

@@ -48,6 +48,13 @@ public struct MagnetID: Hashable, Codable, Sendable, Comparable, CustomStringCon
 
     public var description: String { "\(replica)-\(seq)" }
 
+    /// Hashes the seq alone: consistent with `==` (equal ids have equal seqs), and it spares every
+    /// lookup in a board's magnets the hashing of the replica's text. Ids that differ only by
+    /// replica share a hash; one replica never repeats a seq, so those are at most one per replica.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(seq)
+    }
+
     /// By replica id (bytewise), then seq: the order of `show` listings.
     public static func < (a: MagnetID, b: MagnetID) -> Bool {
         if a.replica != b.replica { return ReplicaOrder.precedes(a.replica, b.replica) }

@@ -15,64 +15,81 @@ extension Board {
         var current = start
         let tol = Geometry.tolerance
         let halfWidth = size.width / 2, halfHeight = size.height / 2
+        // The zones near the last leg, for the drop where the drag ends.
+        var near: NearZones?
         for target in points {
             let sweep = Sweep(from: current, to: target, size: size)
             // The leg's bounds, widened by the tolerance: the cheap test every zone and boundary
             // meets first.
-            let minX = Swift.min(current.x, target.x) - halfWidth - tol, maxX = Swift.max(current.x, target.x) + halfWidth + tol
-            let minY = Swift.min(current.y, target.y) - halfHeight - tol, maxY = Swift.max(current.y, target.y) + halfHeight + tol
-            // The first available zone entered on this leg (R3).
-            var best: (entry: Sweep.ZoneEntry, index: Int)?
-            // Full zones entered on this leg, by index: a bit for each of the first 64 (no
-            // allocation), an array beyond.
-            var fullMask: UInt64 = 0
-            var fullBeyond: [(t: Double, index: Int)] = []
-            // Fields are read in place (no copy of a zone per test): the cheap box test first.
-            zones.withUnsafeBufferPointer { zones in
-                for index in zones.indices {
-                    let rect = zones[index].rect
-                    guard minX <= rect.origin.x + rect.size.width, rect.origin.x <= maxX,
-                          minY <= rect.origin.y + rect.size.height, rect.origin.y <= maxY,
-                          sweep.mayMeet(rect), let entry = sweep.entry(into: rect),
-                          zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
-                    if zones[index].occupancy >= zones[index].capacity {
-                        if index < 64 { fullMask |= 1 << UInt64(index) } else { fullBeyond.append((entry.t, index)) }
-                    } else if let current = best {
-                        if Board.entersFirst(entry, before: current.entry) { best = (entry, index) }
-                    } else {
-                        best = (entry, index)
-                    }
-                }
-            }
-            // The first boundary touched on this leg that holds the magnet (R2).
+            var box = LegBox(minX: Swift.min(current.x, target.x) - halfWidth - tol,
+                             maxX: Swift.max(current.x, target.x) + halfWidth + tol,
+                             minY: Swift.min(current.y, target.y) - halfHeight - tol,
+                             maxY: Swift.max(current.y, target.y) + halfHeight + tol)
+            // The first boundary touched on this leg that holds the magnet (R2). Boundaries come
+            // first: nothing met after a contact matters (a later contact loses to it; a zone
+            // entered later is neither captured nor passed over), so once one is found the box
+            // shrinks to the part of the leg before it and most of the rest fail the cheap test.
             var contact: (t: Double, index: Int)?
             boundaries.withUnsafeBufferPointer { boundaries in
                 for index in boundaries.indices {
                     let segment = boundaries[index].segment
                     // On the first leg a boundary piercing the rect finds no contact by itself (the
                     // rect starts inside it); later legs ask whether it pierced at the drag's start.
-                    guard minX <= Swift.max(segment.from.x, segment.to.x), Swift.min(segment.from.x, segment.to.x) <= maxX,
-                          minY <= Swift.max(segment.from.y, segment.to.y), Swift.min(segment.from.y, segment.to.y) <= maxY,
+                    guard box.minX <= Swift.max(segment.from.x, segment.to.x), Swift.min(segment.from.x, segment.to.x) <= box.maxX,
+                          box.minY <= Swift.max(segment.from.y, segment.to.y), Swift.min(segment.from.y, segment.to.y) <= box.maxY,
                           sweep.mayMeet(segment), let t = sweep.contact(with: segment),
                           current == start || !Sweep.segment(segment, piercesRectAt: start, size: size) else { continue }
-                    if let found = contact {
-                        if t < found.t { contact = (t, index) }
-                    } else {
-                        contact = (t, index)
+                    // Equal ones go to the earlier-created boundary, seen first.
+                    if let found = contact, !(t < found.t) { continue }
+                    contact = (t, index)
+                    box.narrow(to: sweep, before: t)
+                }
+            }
+            // The first available zone entered on this leg (R3).
+            var best: (entry: Sweep.ZoneEntry, index: Int)?
+            // Full zones entered on this leg, by index, with the parameter of their entry: a bit
+            // and a slot on the stack for each of the first 64 (no allocation, and no second
+            // entry test to see whether the drag got that far), an array beyond.
+            var fullMask: UInt64 = 0
+            var fullBeyond: [(t: Double, index: Int)] = []
+            // Zones that pass the box test, by index (the first 64): the only ones the drop can
+            // find if the drag ends on this leg.
+            var nearMask: UInt64 = 0
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: 64) { fullT in
+                // Fields are read in place (no copy of a zone per test): the cheap box test first.
+                zones.withUnsafeBufferPointer { zones in
+                    for index in zones.indices {
+                        let rect = zones[index].rect
+                        guard box.meets(rect) else { continue }
+                        if index < 64 { nearMask |= 1 << UInt64(index) }
+                        guard sweep.mayMeet(rect), let entry = sweep.entry(into: rect),
+                              zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
+                        if zones[index].occupancy >= zones[index].capacity {
+                            if index < 64 {
+                                fullMask |= 1 << UInt64(index)
+                                fullT[index] = entry.t
+                            } else {
+                                fullBeyond.append((entry.t, index))
+                            }
+                        } else if let current = best {
+                            if Board.entersFirst(entry, before: current.entry) { best = (entry, index) }
+                        } else {
+                            best = (entry, index)
+                        }
                     }
                 }
-            }
-            let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
-            // Those entered before the drag ended were passed over (their entries again: rare).
-            while fullMask != 0 {
-                let index = fullMask.trailingZeroBitCount
-                fullMask &= fullMask - 1
-                if let entry = sweep.entry(into: zones[index].rect), entry.t <= endT, !passedOver.contains(zones[index].name) {
-                    passedOver.append(zones[index].name)
+                let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
+                // Those entered before the drag ended were passed over.
+                while fullMask != 0 {
+                    let index = fullMask.trailingZeroBitCount
+                    fullMask &= fullMask - 1
+                    if fullT[index] <= endT, !passedOver.contains(zones[index].name) {
+                        passedOver.append(zones[index].name)
+                    }
                 }
-            }
-            for zone in fullBeyond where zone.t <= endT && !passedOver.contains(zones[zone.index].name) {
-                passedOver.append(zones[zone.index].name)
+                for zone in fullBeyond where zone.t <= endT && !passedOver.contains(zones[zone.index].name) {
+                    passedOver.append(zones[zone.index].name)
+                }
             }
             if let best, contact.map({ best.entry.t <= $0.t }) ?? true {
                 capture(&magnet, into: best.index, events: &events)
@@ -83,30 +100,52 @@ extension Board {
                 let at = clamp(Point(x: Geometry.quantized(touching.x), y: Geometry.quantized(touching.y)), size: size)
                 magnet.center = at
                 events.append(.contact(boundary: boundaries[contact.index].name, at: at))
-                drop(&magnet, events: &events, passedOver: &passedOver)
+                drop(&magnet, events: &events, passedOver: &passedOver, near: NearZones(mask: nearMask, box: box))
                 return
             }
+            near = NearZones(mask: nearMask, box: box)
             current = target
         }
         magnet.center = current
-        drop(&magnet, events: &events, passedOver: &passedOver)
+        drop(&magnet, events: &events, passedOver: &passedOver, near: near)
     }
 
     /// The drop rules where a drag ended (or where a magnet was placed): an available zone other
     /// than the parent captures it (largest overlap, then earliest-created); else overlapping its
     /// parent recaptures it; else a magnet that had a parent escapes; else it stays free.
-    mutating func drop(_ magnet: inout Magnet, events: inout [Event], passedOver: inout [String]) {
+    ///
+    /// `near`, from the leg the drag ended on, spares the test of every zone: when the magnet lies
+    /// within its box, a zone that missed the box cannot overlap the magnet.
+    mutating func drop(_ magnet: inout Magnet, events: inout [Event], passedOver: inout [String],
+                       near: NearZones? = nil) {
         let rect = magnet.rect
         var best: (area: Double, index: Int)?
-        for index in zones.indices {
-            let zoneRect = zones[index].rect
-            guard rect.overlaps(zoneRect), zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
-            if zones[index].occupancy >= zones[index].capacity {
-                if !passedOver.contains(zones[index].name) { passedOver.append(zones[index].name) }
-                continue
+        // The first 64 zones to look at, as bits (in index order, as a plain scan); all beyond.
+        var candidates: UInt64 = zones.count >= 64 ? ~0 : (1 << UInt64(zones.count)) - 1
+        if let near, near.box.minX <= rect.minX, rect.maxX <= near.box.maxX,
+           near.box.minY <= rect.minY, rect.maxY <= near.box.maxY {
+            candidates = near.mask
+        }
+        // Fields are read in place (no copy of a zone per test).
+        zones.withUnsafeBufferPointer { zones in
+            func consider(_ index: Int) {
+                let zoneRect = zones[index].rect
+                guard rect.overlaps(zoneRect), zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { return }
+                if zones[index].occupancy >= zones[index].capacity {
+                    if !passedOver.contains(zones[index].name) { passedOver.append(zones[index].name) }
+                    return
+                }
+                let area = rect.overlapArea(with: zoneRect)
+                if best.map({ area > $0.area }) ?? true { best = (area, index) }
             }
-            let area = rect.overlapArea(with: zoneRect)
-            if best.map({ area > $0.area }) ?? true { best = (area, index) }
+            while candidates != 0 {
+                let index = candidates.trailingZeroBitCount
+                candidates &= candidates - 1
+                consider(index)
+            }
+            if zones.count > 64 {
+                for index in 64..<zones.count { consider(index) }
+            }
         }
         if let best {
             capture(&magnet, into: best.index, events: &events)
@@ -152,4 +191,40 @@ extension Board {
         if a.atStart != b.atStart { return a.atStart }
         return a.measure > b.measure
     }
+}
+
+/// The box a leg's cheap test uses: every position the moving rect takes on the part of the leg
+/// that still matters, widened a little.
+struct LegBox {
+    var minX: Double, maxX: Double, minY: Double, maxY: Double
+
+    /// `true` when `rect` (closed) meets the box: the same four comparisons as a chain of `<=`,
+    /// made at once with one branch (which zones pass is unpredictable: a branch each mispredicts).
+    @inline(__always)
+    func meets(_ rect: Rect) -> Bool {
+        let lower = SIMD4(minX, rect.origin.x, minY, rect.origin.y)
+        let upper = SIMD4(rect.origin.x + rect.size.width, maxX, rect.origin.y + rect.size.height, maxY)
+        return all(lower .<= upper)
+    }
+
+    /// Shrinks the box to the part of the leg up to parameter `t` (a contact: nothing met after it
+    /// matters). Widened by `Sweep.hullMargin`, far above the rounding of any computed entry or
+    /// contact parameter, so the box never drops a zone or boundary met at or before `t`; and
+    /// never grown beyond the leg's own box, so it passes nothing that box would not.
+    @inline(__always)
+    mutating func narrow(to sweep: Sweep, before t: Double) {
+        let end = sweep.point(at: t)
+        let margin = Sweep.hullMargin
+        minX = Swift.max(minX, Swift.min(sweep.start.x, end.x) - sweep.halfWidth - margin)
+        maxX = Swift.min(maxX, Swift.max(sweep.start.x, end.x) + sweep.halfWidth + margin)
+        minY = Swift.max(minY, Swift.min(sweep.start.y, end.y) - sweep.halfHeight - margin)
+        maxY = Swift.min(maxY, Swift.max(sweep.start.y, end.y) + sweep.halfHeight + margin)
+    }
+}
+
+/// The zones that passed a leg's box test (the first 64, as bits; any beyond are always tested),
+/// and that box.
+struct NearZones {
+    var mask: UInt64
+    var box: LegBox
 }
