@@ -34,12 +34,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The C API, for the few hot statements (bulk op and outcome writes) bound directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CCoreSplit",
             ],
             plugins: ["EmbedMigrations"]
         ),
 
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
+
+        // A sync keeps a processor for its replay (CPU affinity, on Linux).
+        .target(name: "CCoreSplit"),
 
         // One knob of the C library's allocator, set by the command line at start (see the header).
         .target(name: "CHeapTuning"),
@@ -73,7 +77,7 @@ let package = Package(
 
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         // Crashers/ holds files the fuzzer found; the tests read them from the source tree.
-        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore"], exclude: ["Crashers"]),
+        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore", "CCoreSplit"], exclude: ["Crashers"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         // Fixtures/ holds board files of older formats.

@@ -1,3 +1,4 @@
+import CCoreSplit
 import Foundation
 import GRDB
 import Testing
@@ -318,7 +319,7 @@ struct BoardFileTests {
 
     @Test("turns beside a replay on two cores: one at a time until opened, then all at once")
     func turns() throws {
-        let turns = Turns(cores: 2)
+        let turns = Turns(cores: 2, confining: false)
         let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), secondIn = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             turns.take {
@@ -338,9 +339,41 @@ struct BoardFileTests {
         release.signal()
     }
 
+    @Test("where threads can be confined, the replay's keeps one processor and the threads taking turns the others, until opened")
+    func turnsConfine() throws {
+        let all = Int(magnets_current_cpu_count())
+        let turns = Turns(cores: max(all, 1))
+        guard magnets_can_confine() != 0 else { // (nothing to confine: one processor, or not Linux)
+            #expect(turns.take { Int(magnets_current_cpu_count()) } == all)
+            return
+        }
+        final class Counts: @unchecked Sendable { var replay = 0, beside = 0, replayAfter = 0 }
+        let counts = Counts()
+        let confined = DispatchSemaphore(value: 0), opened = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { // the replay's
+            turns.replayStarts()
+            counts.replay = Int(magnets_current_cpu_count())
+            confined.signal()
+            opened.wait()
+            counts.replayAfter = Int(magnets_current_cpu_count())
+            done.signal()
+        }
+        confined.wait()
+        // A thread beside it, confined as it takes a turn (without waiting), is given its
+        // processors back once turns are opened.
+        let beside = turns.take { Int(magnets_current_cpu_count()) }
+        #expect(counts.replay == 1 && beside == all - 1)
+        turns.openUp()
+        opened.signal()
+        done.wait()
+        #expect(counts.replayAfter == all && magnets_current_cpu_count() == all)
+        // Opened, nothing is confined any more.
+        #expect(turns.take { Int(magnets_current_cpu_count()) } == all)
+    }
+
     @Test("turns are given in the order asked: a thread that asks again waits behind the others")
     func turnsInOrder() throws {
-        let turns = Turns(cores: 2)
+        let turns = Turns(cores: 2, confining: false)
         final class Order: @unchecked Sendable {
             private let lock = NSLock()
             private var list: [Int] = []

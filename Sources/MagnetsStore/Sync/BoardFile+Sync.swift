@@ -281,6 +281,7 @@ extension BoardFile {
                 }
                 replayWork.enter()
                 Thread.detachNewThread { [self, window, version = intoA.version, lamports = intoA.lamports] in
+                    turns.replayStarts()
                     integration = replay(window, from: start, startClock: startClock, version: version, lamports: lamports,
                                          interval: interval, feed: feed)
                     feed.helping = nil // (it holds the feed, and the window through the taker)
