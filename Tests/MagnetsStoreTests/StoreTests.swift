@@ -260,6 +260,60 @@ struct BoardFileTests {
         #expect(try a.check().isClean && b.check().isClean)
     }
 
+    @Test("a sync of 5,000 moves each way — several chunks of outcomes, several stretches of inserts, the second file relabelling — leaves equal, clean files")
+    func syncPastChunks() throws {
+        let a = try make("a.magnets", replica: "alice", interval: 1024)
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        for (k, capacity) in [2, 1, 3].enumerated() {
+            try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "z\(k)", rect: Rect(x: 150 + 300 * Double(k), y: 250, width: 90, height: 80),
+                                                             capacity: capacity)) }
+        }
+        try a.record(author: "alice") { _ in .boundaryAdd(Boundary(name: "wall", segment: Segment(from: Point(x: 500, y: 0), to: Point(x: 500, y: 500)))) }
+        for k in 0..<12 { try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 40 + 70 * Double(k), y: 650))) } }
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        // Each adds a zone of its own: the files number names differently, so B relabels A's bytes.
+        try a.record(author: "alice") { _ in .zoneAdd(Zone(name: "pa", rect: Rect(x: 700, y: 50, width: 90, height: 80))) }
+        try b.record(author: "bob") { _ in .zoneAdd(Zone(name: "pb", rect: Rect(x: 50, y: 50, width: 90, height: 80))) }
+        func moves(_ count: Int, for file: BoardFile, seed: UInt64) throws -> String {
+            let now = try file.current()
+            let ids = now.board.sortedMagnets.map(\.id)
+            var rng = SeededRandom(seed: seed)
+            var context = now.clock
+            let replica = file.replica
+            context[replica] = 0
+            let (firstSeq, maxLamport) = (now.clock[replica] + 1, now.maxLamport)
+            var lines: [String] = []
+            var clock = now.clock
+            for k in 0..<count {
+                let target = Point(x: Double(Int.random(in: 0...1000, using: &rng)), y: Double(Int.random(in: 0...700, using: &rng)))
+                let op = MagnetsCore.Operation(id: OpID(replica: replica, seq: firstSeq + k), lamport: maxLamport + 1 + k,
+                                               contextWithoutOwnReplica: context, author: replica, time: 0,
+                                               payload: .move(magnet: ids[Int.random(in: 0..<ids.count, using: &rng)], target: .point(target)))
+                lines.append(op.json(time: .milliseconds).serialized())
+                clock[replica] = firstSeq + k
+            }
+            let path = folder.appendingPathComponent("\(replica).bundle").path
+            let header = OpBundle.headerLine(board: file.boardID, clock: clock, since: now.clock, count: count)
+            try Data(([header] + lines).joined(separator: "\n").appending("\n").utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        _ = try a.importOps(from: try moves(5_000, for: a, seed: 3))
+        _ = try b.importOps(from: try moves(5_000, for: b, seed: 4))
+        let report = try BoardFile.sync(a, b)
+        #expect(report.intoA == 5_001 && report.intoB == 5_001 && report.conflicts > 0)
+        func history(_ file: BoardFile) throws -> [String] {
+            var lines: [String] = []
+            try file.history { lines.append($0.op.json(events: $0.events).serialized()) }
+            return lines
+        }
+        let (historyA, historyB) = (try history(a), try history(b))
+        #expect(historyA == historyB && historyA.count == 1 + 1 + 3 + 1 + 12 + 2 + 10_000)
+        // Zones filled and passed over, boundaries touched: outcomes that name labels were stored.
+        #expect(historyA.contains { $0.contains("\"capture\"") } && historyA.contains { $0.contains("\"contact\"") })
+        #expect(try a.current().board == b.current().board)
+        #expect(try a.check().isClean && b.check().isClean)
+    }
+
     @Test("zone names are numbered as zones are added: copies number alike, files that added zones on their own differently; syncs end clean and equal")
     func labelNumbers() throws {
         // The base: a zone, and two magnets.

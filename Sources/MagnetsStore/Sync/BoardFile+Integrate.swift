@@ -166,8 +166,10 @@ extension BoardFile {
 
     /// Inserts `ops[k]` for each `k` of `positions` (rising), in that order: a sync's inserts
     /// read the exchanged ops from its window, where the merge moved them.
-    /// With `turns`, a turn is taken for each stretch of rows (see `Turns`).
-    static func insert(_ ops: [Operation], at positions: [Int], _ db: Database, index: inout LogIndex, turns: Turns? = nil) throws {
+    /// With `turns`, a turn is taken for each stretch of rows (see `Turns`); `between` is called
+    /// in it after each stretch.
+    static func insert(_ ops: [Operation], at positions: [Int], _ db: Database, index: inout LogIndex, turns: Turns? = nil,
+                       between: ((inout LogIndex) throws -> Void)? = nil) throws {
         var trace = Trace()
         let batch = 64, stretch = 32 * batch
         let batchInsert = try FastStatement(db, OpCoding.insertSQL(rows: batch))
@@ -189,6 +191,7 @@ extension BoardFile {
                     // The version vector moves on once per run of one replica's ops.
                     if n + 1 == positions.count || ops[positions[n + 1]].id.replica != ops[k].id.replica { index.advance(with: ops[k]) }
                 }
+                try between?(&index)
             }
             from = to
         }

@@ -190,6 +190,8 @@ extension BoardFile {
             var trace = Trace()
             defer { if role == .a { replayWork.wait(); countWork.wait() } } // (on failure too)
             var index = try LogIndex.load(db)
+            // This file's side of the window's encoded outcomes (see `OutcomeIntake`).
+            var intake: OutcomeIntake?
             trace.mark("\(role == .a ? "A" : "B") loaded its index")
             if role == .a { indexA = index } else { indexB = index }
             try meet(role)                                                   // 1: both indexes
@@ -304,7 +306,12 @@ extension BoardFile {
                     trace.mark("encoded the outcomes and counted \(total) conflicts")
                     countWork.leave()
                 }
-                if !dryRun { try insert(window, at: sides.indices.filter { sides[$0] == 2 }, db, index: &index, turns: turns) }
+                if !dryRun {
+                    intake = OutcomeIntake(try OutcomeEncoder(after: start.after, db, index: &index), from: encoded, labelsOfA: nil)
+                    try insert(window, at: sides.indices.filter { sides[$0] == 2 }, db, index: &index, turns: turns) { index in
+                        try intake!.takeWhatCame(db, index: &index)
+                    }
+                }
             } else {
                 // A moves the exchanged ops into the window: B lets its references to them go.
                 intoA.ops = []
@@ -320,25 +327,23 @@ extension BoardFile {
                         throw StoreError.sharedPartDiffers(paths.a, paths.b)
                     }
                 }
-                if !dryRun, let (window, _) = window, let sides = windowSides {
-                    try insert(window, at: sides.indices.filter { sides[$0] == 1 }, db, index: &index, turns: turns)
+                if !dryRun, let (window, start) = window, let sides = windowSides {
+                    intake = OutcomeIntake(try OutcomeEncoder(after: start.after, db, index: &index), from: encoded,
+                                           labelsOfA: theirs.labels.names)
+                    try insert(window, at: sides.indices.filter { sides[$0] == 1 }, db, index: &index, turns: turns) { index in
+                        try intake!.takeWhatCame(db, index: &index)
+                    }
                 }
             }
-            // The window's outcomes, encoded with A's labels as the replay makes them: A takes the
-            // bytes as they are, B with the zone and boundary numbers made its own.
+            // The rest of the window's outcomes, encoded with A's labels as the replay makes them:
+            // A takes the bytes as they are, B with the zone and boundary numbers made its own.
             var encoder: OutcomeEncoder?
-            if !dryRun && role == .a, let (_, start) = feed.window() {
-                var taking = try OutcomeEncoder(after: start.after, db, index: &index)
-                try encoded.forEach { run in try turns.take { try taking.add(run, db, index: &index) } }
-                if let encodedLabels { index.labels = encodedLabels } // (with those numbered meanwhile)
-                encoder = taking
-                trace.mark("took the encoded outcomes for A")
-            } else if !dryRun && role == .b, let (_, start) = feed.window() {
-                var relabelling = try OutcomeEncoder(after: start.after, db, index: &index)
-                var labelsOfA = theirs.labels.names
-                try encoded.forEach { run in try turns.take { try relabelling.add(run, labelledBy: &labelsOfA, db, index: &index) } }
-                encoder = relabelling
-                trace.mark("took A's encoded outcomes for B (\(relabelling.relabelledRuns) relabelled)")
+            if var taking = intake {
+                try taking.takeTheRest(turns: turns, db, index: &index)
+                if role == .a, let encodedLabels { index.labels = encodedLabels } // (with those numbered meanwhile)
+                encoder = taking.encoder
+                trace.mark(role == .a ? "took the encoded outcomes for A"
+                                      : "took A's encoded outcomes for B (\(taking.encoder.relabelledRuns) relabelled)")
             }
             if role == .a { replayWork.wait() }
             try meet(role)                                                   // 4: the replayed window, the logs complete

@@ -235,13 +235,7 @@ final class Channel<Item>: @unchecked Sendable {
 
     /// Calls `body` with each item in order, as they come, until the channel finishes. Each
     /// consumer goes through the items once.
-    func forEach(_ body: (Item) throws -> Void) rethrows {
-        var k = 0
-        while let item = take(k) {
-            try body(item)
-            k += 1
-        }
-    }
+    func forEach(_ body: (Item) throws -> Void) rethrows { try forEach(from: 0, body) }
 
     /// The `k`-th item, waiting for it; `nil` once the channel finished with fewer.
     private func take(_ k: Int) -> Item? {
@@ -249,6 +243,15 @@ final class Channel<Item>: @unchecked Sendable {
         defer { condition.unlock() }
         while k >= items.count && !finished { condition.wait() }
         return taking(k)
+    }
+
+    /// Calls `body` with each item from the `k`-th on, as they come, until the channel finishes.
+    func forEach(from k: Int, _ body: (Item) throws -> Void) rethrows {
+        var k = k
+        while let item = take(k) {
+            try body(item)
+            k += 1
+        }
     }
 
     /// The `k`-th item if it has come, without waiting.
@@ -571,6 +574,44 @@ struct OutcomeEncoder {
         if pages == nil { pages = try OutcomePages.Writer(keepingBefore: bound, db) } // (none: the old ones still go)
         try pages!.finish(db)
         return written
+    }
+}
+
+/// One file's side of the encoded outcomes of a sync's window: it takes the runs from the channel
+/// in order — as they are, or relabelled for the second file — between stretches of the file's
+/// inserts (what has come, without waiting), then the rest. Written as they come, the runs are not
+/// held for long: a 2×200,000 sync held some 13 MB of them while both files inserted first.
+struct OutcomeIntake {
+    private(set) var encoder: OutcomeEncoder
+    /// The first file's labels, for the second file (`nil` for the first).
+    private var labelsOfA: [Int64: String]?
+    private let channel: Channel<EncodedRun>
+    private var next = 0
+
+    init(_ encoder: OutcomeEncoder, from channel: Channel<EncodedRun>, labelsOfA: [Int64: String]?) {
+        self.encoder = encoder
+        self.channel = channel
+        self.labelsOfA = labelsOfA
+    }
+
+    private mutating func take(_ run: EncodedRun, _ db: Database, index: inout LogIndex) throws {
+        next += 1
+        if labelsOfA != nil {
+            try encoder.add(run, labelledBy: &labelsOfA!, db, index: &index)
+        } else {
+            try encoder.add(run, db, index: &index)
+        }
+    }
+
+    /// Takes the runs that have come.
+    mutating func takeWhatCame(_ db: Database, index: inout LogIndex) throws {
+        while let run = channel.tryTake(next) { try take(run, db, index: &index) }
+    }
+
+    /// Takes the rest, as they come, a turn for each.
+    mutating func takeTheRest(turns: Turns, _ db: Database, index: inout LogIndex) throws {
+        let channel = channel
+        try channel.forEach(from: next) { run in try turns.take { try take(run, db, index: &index) } }
     }
 }
 
