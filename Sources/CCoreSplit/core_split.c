@@ -44,6 +44,19 @@ int magnets_confine_current_thread(int reserved, magnets_cpu_mask *saved) {
     return 0;
 }
 
+int magnets_move_thread_to_reserved(int tid) {
+    if (!magnets_can_confine() || tid <= 0) return -1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &allowed)) {
+            CPU_SET(cpu, &set);
+            break;
+        }
+    }
+    return sched_setaffinity((pid_t)tid, sizeof set, &set) == 0 ? 0 : -1;
+}
+
 int magnets_current_cpu_count(void) {
     cpu_set_t set;
     return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
@@ -60,6 +73,10 @@ int magnets_thread_id(void) { return -1; }
 int magnets_confine_current_thread(int reserved, magnets_cpu_mask *saved) {
     (void)reserved;
     (void)saved;
+    return -1;
+}
+int magnets_move_thread_to_reserved(int tid) {
+    (void)tid;
     return -1;
 }
 int magnets_current_cpu_count(void) { return -1; }

@@ -25,6 +25,11 @@ int magnets_confine_current_thread(int reserved, magnets_cpu_mask *saved);
 /// How many processors the calling thread may run on (-1 where that is not known).
 int magnets_current_cpu_count(void);
 
+/// Moves thread `tid` of this process to the first processor (the one confined threads kept
+/// free), where it then stays until given its affinity back: the kernel would move a thread to a
+/// processor that falls idle only at its next balancing, some milliseconds later. 0 when done.
+int magnets_move_thread_to_reserved(int tid);
+
 /// Gives thread `tid` of this process back the affinity `saved`. 0 when done.
 int magnets_restore_thread(int tid, const magnets_cpu_mask *saved);
 

@@ -33,8 +33,10 @@ final class Turns: @unchecked Sendable {
     private var queue: [DispatchSemaphore] = []
     /// Whether threads are confined rather than handed turns.
     private let confining: Bool
-    /// The threads confined, with the affinity each had.
+    /// The threads confined, with the affinity each had; and the order they were confined beside
+    /// the replay's in.
     private var confined: [Int32: magnets_cpu_mask] = [:]
+    private var besideInOrder: [Int32] = []
 
     /// `cores`: the processors the sync may use; the replay keeps one.
     init(cores: Int = ProcessInfo.processInfo.activeProcessorCount, confining: Bool = magnets_can_confine() != 0) {
@@ -48,14 +50,17 @@ final class Turns: @unchecked Sendable {
         confine(reserved: true)
     }
 
-    /// Confines the calling thread, unless turns are free or it is confined already.
+    /// Confines the calling thread to the reserved processor or to the others, unless turns are
+    /// free or it is confined already.
     private func confine(reserved: Bool) {
         lock.lock()
         defer { lock.unlock() }
         let tid = Int32(magnets_thread_id())
         guard !open, confined[tid] == nil else { return }
         var saved = magnets_cpu_mask()
-        if magnets_confine_current_thread(reserved ? 1 : 0, &saved) == 0 { confined[tid] = saved }
+        guard magnets_confine_current_thread(reserved ? 1 : 0, &saved) == 0 else { return }
+        confined[tid] = saved
+        if !reserved { besideInOrder.append(tid) }
     }
 
     /// Runs `body` in a turn, waiting for one (behind those who asked first) while the replay runs.
@@ -104,9 +109,14 @@ final class Turns: @unchecked Sendable {
         open = true
         let waiting = queue
         queue = []
+        // The replay's processor goes at once to the first thread confined beside it (the first
+        // file's, which inserts from the moment the replay starts): left to the kernel, both
+        // files' threads stayed on one processor for up to 25 ms after the replay's fell idle.
         // (Every confined thread is still running: each waits for the sync's end.)
+        if let first = besideInOrder.first { _ = magnets_move_thread_to_reserved(first) }
         for (tid, saved) in confined { withUnsafePointer(to: saved) { _ = magnets_restore_thread(tid, $0) } }
         confined = [:]
+        besideInOrder = []
         lock.unlock()
         for turn in waiting { turn.signal() }
     }
