@@ -49,6 +49,29 @@ enum OpenFiles {
         return file
     }
 
+    /// Opens two files side by side (`sync`: each opening reads its schema and metadata), kept
+    /// like `keep`. Should both fail, the first one's error is the one thrown, as when opened in turn.
+    /// One file named twice (or a path that cannot be looked at) is opened in turn: two openings
+    /// of one file of an older format would both bring it up to date.
+    static func openTwo(_ a: String, _ b: String) throws -> (BoardFile, BoardFile) {
+        var infoA = stat(), infoB = stat()
+        guard stat(a, &infoA) == 0, stat(b, &infoB) == 0, infoA.st_dev != infoB.st_dev || infoA.st_ino != infoB.st_ino else {
+            let fileA = keep(try BoardFile.open(a))
+            return (fileA, keep(try BoardFile.open(b)))
+        }
+        final class Opening: @unchecked Sendable { var result: Result<BoardFile, Error>? } // (read once the thread is done)
+        let second = Opening(), done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            second.result = Result { try BoardFile.open(b) }
+            done.signal()
+        }
+        let first = Result { try BoardFile.open(a) }
+        done.wait()
+        if case .success(let file) = first { _ = keep(file) }
+        if case .success(let file) = second.result! { _ = keep(file) }
+        return (try first.get(), try second.result!.get())
+    }
+
     /// Closes them all, each on a thread of its own (closing a file that took many ops removes
     /// its write-ahead log, some milliseconds: `sync` closes its two files side by side). Nothing
     /// is lost when a close fails: what was committed is in the log, which the next opening reads.

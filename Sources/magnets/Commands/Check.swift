@@ -58,7 +58,7 @@ extension Magnets {
         @Flag(help: "Say what would move, change nothing.") var dryRun = false
 
         func run() throws {
-            let fileA = OpenFiles.keep(try BoardFile.open(a)), fileB = OpenFiles.keep(try BoardFile.open(b))
+            let (fileA, fileB) = try OpenFiles.openTwo(a, b)
             let report = try BoardFile.sync(fileA, fileB, dryRun: dryRun)
             if options.json {
                 Output.json(.object([("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)), ("conflicts", .int(report.conflicts)),
