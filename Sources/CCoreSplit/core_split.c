@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #endif
 #include "core_split.h"
@@ -24,7 +25,7 @@ int magnets_can_confine(void) {
     return allowed_count >= 2;
 }
 
-int magnets_thread_id(void) { return (int)gettid(); }
+int magnets_thread_id(void) { return (int)syscall(SYS_gettid); } // (gettid() itself needs glibc 2.30)
 
 int magnets_confine_current_thread(int reserved, magnets_cpu_mask *saved) {
     if (!magnets_can_confine()) return -1;

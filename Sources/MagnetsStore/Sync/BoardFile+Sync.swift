@@ -172,10 +172,11 @@ extension BoardFile {
             lock.unlock()
             // Release the other side from every meeting still ahead of it, and from waiting for
             // outcomes that may never come.
+            // Turns first: every thread confined beside the replay is still running then.
+            turns.openUp()
             for _ in 0..<Self.meetings { (role == .a ? arrivedA : arrivedB).signal() }
             feed.finish()
             encoded.finish()
-            turns.openUp()
         }
 
         /// Waits for the other side to reach the same point; throws if either side has failed.
