@@ -17,8 +17,8 @@ import MagnetsCore
 /// core busy 298 against 330 ms, beside two 424 against 459. (A confined thread cannot move to a
 /// processor that comes free meanwhile; here that cost less than the hand-overs it saves.)
 ///
-/// Elsewhere they take turns on the cores the replay leaves, each for a short stretch of work (a
-/// few hundred rows), in the order they asked: a thread that asks again queues behind the others,
+/// Elsewhere they take turns on the cores the replay leaves, each for a short stretch of work
+/// (2,048 rows, or a chunk of outcomes), in the order they asked: a thread that asks again queues behind the others,
 /// so that every thread has about as much left when the replay ends and the two cores then share
 /// it (a thread that took the turn back at once starved the other file's inserts, which then ran
 /// alone after the replay, one core idle).
@@ -590,7 +590,7 @@ struct OutcomeEncoder {
 /// One file's side of the encoded outcomes of a sync's window: it takes the runs from the channel
 /// in order — as they are, or relabelled for the second file — between stretches of the file's
 /// inserts (what has come, without waiting), then the rest. Written as they come, the runs are not
-/// held for long: a 2×200,000 sync held some 13 MB of them while both files inserted first.
+/// held for long: a 2×200,000 sync peaked some 9 MiB higher while both files inserted first.
 struct OutcomeIntake {
     private(set) var encoder: OutcomeEncoder
     /// The first file's labels, for the second file (`nil` for the first).
