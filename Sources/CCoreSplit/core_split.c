@@ -1,5 +1,6 @@
 #if defined(__linux__)
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -68,7 +69,12 @@ int magnets_restore_thread(int tid, const magnets_cpu_mask *saved) {
     memcpy(&set, saved, sizeof set);
     return sched_setaffinity((pid_t)tid, sizeof set, &set) == 0 ? 0 : -1;
 }
+int magnets_start_writeback(int fd) { return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); }
 #else
+int magnets_start_writeback(int fd) {
+    (void)fd;
+    return -1;
+}
 int magnets_can_confine(void) { return 0; }
 int magnets_thread_id(void) { return -1; }
 int magnets_confine_current_thread(int reserved, magnets_cpu_mask *saved) {

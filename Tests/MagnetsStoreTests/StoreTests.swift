@@ -425,6 +425,20 @@ struct BoardFileTests {
         #expect(turns.take { Int(magnets_current_cpu_count()) } == all)
     }
 
+    @Test("the writeback beside a commit stops once, however often asked, and leaves the file as it was")
+    func writebackStops() throws {
+        let a = try make("a.magnets", replica: "alice")
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: a.path))
+        let writeback = BoardFile.Writeback(a.path)
+        usleep(5_000) // (a few rounds)
+        writeback.stop()
+        writeback.stop()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a.path)) == before)
+        // A file that is not there (no write-ahead log, say) is passed over.
+        BoardFile.Writeback(folder.appendingPathComponent("none.magnets").path).stop()
+    }
+
     @Test("turns are given in the order asked: a thread that asks again waits behind the others")
     func turnsInOrder() throws {
         let turns = Turns(cores: 2, confining: false)

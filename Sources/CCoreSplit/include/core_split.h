@@ -33,4 +33,7 @@ int magnets_move_thread_to_reserved(int tid);
 /// Gives thread `tid` of this process back the affinity `saved`. 0 when done.
 int magnets_restore_thread(int tid, const magnets_cpu_mask *saved);
 
+/// Starts writing back the file's dirty pages, without waiting (Linux `sync_file_range`).
+int magnets_start_writeback(int fd);
+
 #endif

@@ -1,3 +1,4 @@
+import CCoreSplit
 import Foundation
 import GRDB
 import MagnetsCore
@@ -44,6 +45,8 @@ extension BoardFile {
         let secondRan = DispatchSemaphore(value: 0), secondCommitted = DispatchSemaphore(value: 0)
         let secondDone = DispatchSemaphore(value: 0)
         var spawned = false
+        var firstWriteback: Writeback?
+        defer { firstWriteback?.stop() }
         defer { if spawned { secondDone.wait() } }
         if !dryRun { first.setAutoCheckpoint(0) }
         defer { if !dryRun { first.setAutoCheckpoint(autoCheckpointPages) } }
@@ -52,10 +55,12 @@ extension BoardFile {
             Thread.detachNewThread {
                 var committed = false
                 if !dryRun { exchange.secondFile.setAutoCheckpoint(0) }
+                var writeback: Writeback?
                 do {
                     try exchange.secondFile.write { secondDB in
                         defer { secondRan.signal() } // (its commit comes next)
                         try exchange.run(firstRole.other, secondDB)
+                        if !dryRun { writeback = Writeback(exchange.secondFile.path) }
                     }
                     committed = true
                 } catch {
@@ -64,6 +69,7 @@ extension BoardFile {
                 secondCommitted.signal()
                 var trace = Trace(); trace.mark("second committed")
                 if committed && !dryRun { exchange.secondFile.checkpointLog() }
+                writeback?.stop()
                 trace.mark("second checkpointed")
                 if !dryRun { exchange.secondFile.setAutoCheckpoint(autoCheckpointPages) }
                 secondDone.signal()
@@ -81,10 +87,12 @@ extension BoardFile {
             // commits would leave them too); a later sync completes the other.
             secondRan.wait()
             if let error = exchange.firstError { throw error }
+            if !dryRun { firstWriteback = Writeback(first.path) }
             return exchange.report!
         }
         var trace = Trace(); trace.mark("first committed")
         if !dryRun { first.checkpointLog() }
+        firstWriteback?.stop()
         trace.mark("first checkpointed")
         secondCommitted.wait()
         if let error = exchange.firstError { throw error }
@@ -368,6 +376,38 @@ extension BoardFile {
                 guard common > 0 else { return nil }
                 return (name, common, (countA <= countB ? a.lamports[name] : b.lamports[name]) ?? 0)
             }.sorted { $0.name < $1.name }
+        }
+    }
+
+    /// While a file commits a large transaction and copies its write-ahead log back (`checkpointLog`),
+    /// a thread starts the kernel writing both files' new pages to disk every millisecond, so the
+    /// checkpoint's two syncs find most of them written already.
+    final class Writeback: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0), stopped = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var running = true
+
+        init(_ path: String) {
+            let log = Foundation.open(path + "-wal", O_RDONLY | O_CLOEXEC), file = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+            Thread.detachNewThread { [done, stopped] in
+                while done.wait(timeout: .now() + .milliseconds(1)) == .timedOut {
+                    if log >= 0 { _ = magnets_start_writeback(log) }
+                    if file >= 0 { _ = magnets_start_writeback(file) }
+                }
+                if log >= 0 { _ = Foundation.close(log) }
+                if file >= 0 { _ = Foundation.close(file) }
+                stopped.signal()
+            }
+        }
+
+        /// Stops the thread (once; later calls return at once).
+        func stop() {
+            lock.lock()
+            defer { lock.unlock() }
+            guard running else { return }
+            running = false
+            done.signal()
+            stopped.wait()
         }
     }
 
