@@ -42,7 +42,7 @@ let package = Package(
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
 
-        // A sync keeps a processor for its replay (CPU affinity, on Linux).
+        // A sync keeps a processor for its replay (CPU affinity) and starts writeback early (Linux).
         .target(name: "CCoreSplit"),
 
         // One knob of the C library's allocator, set by the command line at start (see the header).

@@ -1,6 +1,9 @@
 #ifndef MAGNETS_CORE_SPLIT_H
 #define MAGNETS_CORE_SPLIT_H
 
+/// Two things the kernel can do for a sync (Linux): keep a processor for its replay, and write a
+/// file's pages back early.
+///
 /// Keeping one processor for one thread (a sync's replay) and the others for the threads beside
 /// it, through the kernel's CPU affinity (Linux): the kernel then shares those processors out
 /// among the threads beside it, with no hand-over of turns between them, and nothing of theirs
