@@ -530,7 +530,7 @@ struct BoardFileTests {
             }
         }
         var taken: [String] = []
-        encoded.forEach { taken += entries($0) }
+        encoded.forEach(from: 0) { taken += entries($0) }
         #expect(taken == entries(whole))
     }
 

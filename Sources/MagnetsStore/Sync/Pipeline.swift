@@ -181,27 +181,13 @@ final class OutcomeTaker: @unchecked Sendable {
     }
 
     /// The positions of the next chunk to encode and the next to count.
-    var positions: (encoded: Int, counted: Int) {
-        encoding.lock()
-        let encoded = nextEncoded
-        encoding.unlock()
-        counting.lock()
-        defer { counting.unlock() }
-        return (encoded, nextCounted)
-    }
+    var positions: (encoded: Int, counted: Int) { (encoding.withLock { nextEncoded }, counting.withLock { nextCounted }) }
 
     /// The position of the first chunk one of the two has yet to take.
     var cursor: Int { let (encoded, counted) = positions; return min(encoded, counted) }
 
     /// The conflicts counted and the labels (with those met for the first time), once all is taken.
-    var result: (conflicts: Int, labels: Labels) {
-        encoding.lock()
-        let labels = labels
-        encoding.unlock()
-        counting.lock()
-        defer { counting.unlock() }
-        return (counter.total, labels)
-    }
+    var result: (conflicts: Int, labels: Labels) { (counting.withLock { counter.total }, encoding.withLock { labels }) }
 }
 
 /// Items handed from one thread to others in order as they are made: the outcomes of a sync's
@@ -243,10 +229,6 @@ final class Channel<Item>: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Calls `body` with each item in order, as they come, until the channel finishes. Each
-    /// consumer goes through the items once.
-    func forEach(_ body: (Item) throws -> Void) rethrows { try forEach(from: 0, body) }
-
     /// The `k`-th item, waiting for it; `nil` once the channel finished with fewer.
     private func take(_ k: Int) -> Item? {
         condition.lock()
@@ -256,6 +238,7 @@ final class Channel<Item>: @unchecked Sendable {
     }
 
     /// Calls `body` with each item from the `k`-th on, as they come, until the channel finishes.
+    /// Each consumer goes through the items once.
     func forEach(from k: Int, _ body: (Item) throws -> Void) rethrows {
         var k = k
         while let item = take(k) {
