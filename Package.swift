@@ -11,7 +11,7 @@ let staticSwiftRuntime = ["-static-stdlib", "-Xlinker", "--start-group"] + [
 
 let package = Package(
     name: "magnets",
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "MagnetsCore", targets: ["MagnetsCore"]),
         .library(name: "MagnetsStore", targets: ["MagnetsStore"]),
@@ -32,9 +32,8 @@ let package = Package(
             dependencies: [
                 "MagnetsCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // The C API, for the few hot statements (bulk op and outcome writes) bound directly.
+                // The C API, for the op rows read and written by the hundred thousand (`FastStatement`).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                "CCoreSplit",
             ],
             plugins: ["EmbedMigrations"]
         ),
@@ -42,16 +41,10 @@ let package = Package(
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
 
-        // A sync keeps a processor for its replay (CPU affinity) and starts writeback early (Linux).
-        .target(name: "CCoreSplit"),
-
-        // One knob of the C library's allocator, set by the command line at start (see the header).
-        .target(name: "CHeapTuning"),
-
         // The command line: parses, calls the store, prints.
         .executableTarget(
             name: "magnets",
-            dependencies: ["MagnetsStore", "MagnetsRender", "CHeapTuning",
+            dependencies: ["MagnetsStore", "MagnetsRender",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             // Release builds on Linux carry the Swift runtime and Foundation inside the binary
             // (what `swift build --static-swift-stdlib` does, here for every release build): no
@@ -77,7 +70,8 @@ let package = Package(
 
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         // Crashers/ holds files the fuzzer found; the tests read them from the source tree.
-        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore", "CCoreSplit"], exclude: ["Crashers"]),
+        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore", .product(name: "GRDB", package: "GRDB.swift")],
+                    exclude: ["Crashers"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         // Fixtures/ holds board files of older formats.

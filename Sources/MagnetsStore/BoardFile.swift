@@ -12,7 +12,7 @@ import MagnetsCore
 ///     .move(magnet: try board.resolveMagnet("A").get(), target: .point(Point(x: 430, y: 130)))
 /// }
 /// ```
-public final class BoardFile {
+public final class BoardFile: Sendable {
     /// The file's path as given.
     public let path: String
     let db: DatabaseQueue
@@ -22,7 +22,7 @@ public final class BoardFile {
     public let replica: String
 
     /// The format version of files this program writes (`meta.format`).
-    public static let formatVersion = 2
+    public static let formatVersion = 3
     /// How many ops apart the stored checkpoints are, unless a file says otherwise
     /// (`meta.checkpoint_interval`, fixed when the board is created and shared by its copies).
     public static let defaultCheckpointInterval = 16_384
@@ -62,7 +62,7 @@ public final class BoardFile {
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM board)") ?? false else { return }
             let interval = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'checkpoint_interval'")
                 .flatMap(Int.init) ?? defaultCheckpointInterval
-            _ = try verify(db, repair: true, interval: max(1, interval))
+            try Verification.rebuild(db, interval: max(1, interval), removingBrokenOps: false)
         },
     ]
 
@@ -75,6 +75,8 @@ public final class BoardFile {
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         config.label = "magnets"
+        // A sync holds each file's write transaction open across its steps (`FileSession`).
+        config.allowsUnsafeTransactions = true
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // Up to 16 MiB of pages (SQLite's default: 2 MiB), taken only as a file's pages are
@@ -231,8 +233,8 @@ public final class BoardFile {
     /// Runs `body` in one IMMEDIATE transaction (the write lock is taken at once, waiting up to
     /// 10 s for another writer): everything it writes lands, or nothing does.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do {
-            return try db.writeWithoutTransaction { db in
+        try mapErrors {
+            try db.writeWithoutTransaction { db in
                 var result: T?
                 try db.inTransaction(.immediate) {
                     result = try body(db)
@@ -240,19 +242,18 @@ public final class BoardFile {
                 }
                 return result!
             }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-            throw StoreError.locked(path)
-        } catch let error as StoreError {
-            throw error
-        } catch let error as DatabaseError {
-            throw StoreError.failed("\(path): \(BoardFile.describe(error))")
         }
     }
 
     /// Runs `body` in a read transaction (a consistent snapshot).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try mapErrors { try db.read(body) }
+    }
+
+    /// Runs `body`, saying a database error as the one line a user reads.
+    func mapErrors<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try db.read(body)
+            return try body()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             throw StoreError.locked(path)
         } catch let error as StoreError {
@@ -262,28 +263,9 @@ public final class BoardFile {
         }
     }
 
-    /// How many pages the write-ahead log may hold before a commit copies it into the file
-    /// (SQLite's default: 1000). A sync turns this off for its own large commit, so that the
-    /// commit only appends to the log, and copies the log in afterwards (`checkpointLog`).
-    static let autoCheckpointPages = 1000
-
-    func setAutoCheckpoint(_ pages: Int) {
-        _ = try? db.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)") }
-    }
-
-    /// Copies what the write-ahead log holds into the file, as far as readers allow, without
-    /// waiting for them. Closing the last connection does the same; after a large write, doing it
-    /// early lets it run beside other work. A failure changes nothing: the log stays valid.
-    func checkpointLog() {
-        _ = try? db.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-    }
-
-    /// Closes the file.
+    /// Closes the file: the write-ahead log is copied into it and removed. Closing a closed file
+    /// does nothing.
     public func close() throws {
         try db.close()
-        isClosed = true
     }
-
-    /// `true` once `close()` has succeeded.
-    public private(set) var isClosed = false
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CHeapTuning
 import Foundation
 import MagnetsStore
 
@@ -20,10 +19,6 @@ struct Magnets: ParsableCommand {
     /// Parses, runs, and turns every error into one `error: …` line: exit 64 for usage errors
     /// (before any file is opened), 1 for everything refused or failed.
     static func main() {
-        // Heaps grow 64 MiB at a time (address space; pages count only once touched): a sync's
-        // threads make an outcome per op, and glibc would grow each thread's heap a page at a
-        // time otherwise, one system call each (some 6,000 in a sync of 2×50,000 ops).
-        magnets_grow_heaps_by(64 << 20)
         if Environment.value("MAGNETS_PEAK_FILE") != nil { atexit(recordPeakMemory) }
         let command: ParsableCommand
         do {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MagnetsCore
 import MagnetsStore
+import Synchronization
 
 /// The options every command takes: the board file, JSON output, the author.
 struct BoardOptions: ParsableArguments {
@@ -39,61 +40,26 @@ struct BoardOptions: ParsableArguments {
 }
 
 /// The board files a command opened, closed by `Magnets.main` when the command is over (each
-/// close copies the write-ahead log into its file and removes the log). The process then exits
-/// without tearing the connections' objects down one by one (which costs a thread per file).
+/// close copies the write-ahead log into its file and removes the log, so that the `.magnets`
+/// file alone is the board).
 enum OpenFiles {
-    nonisolated(unsafe) private static var files: [BoardFile] = []
+    private static let files = Mutex<[BoardFile]>([])
 
     static func keep(_ file: BoardFile) -> BoardFile {
-        files.append(file)
+        files.withLock { $0.append(file) }
         return file
     }
 
-    /// Opens two files side by side (`sync`: each opening reads its schema and metadata), kept
-    /// like `keep`. Should both fail, the first one's error is the one thrown, as when opened in turn.
-    /// One file named twice (or a path that cannot be looked at) is opened in turn: two openings
-    /// of one file of an older format would both bring it up to date.
+    /// Opens two files (`sync`), kept like `keep`: should both fail, the first one's error is the one thrown.
     static func openTwo(_ a: String, _ b: String) throws -> (BoardFile, BoardFile) {
-        var infoA = stat(), infoB = stat()
-        guard stat(a, &infoA) == 0, stat(b, &infoB) == 0, infoA.st_dev != infoB.st_dev || infoA.st_ino != infoB.st_ino else {
-            let fileA = keep(try BoardFile.open(a))
-            return (fileA, keep(try BoardFile.open(b)))
-        }
-        final class Opening: @unchecked Sendable { var result: Result<BoardFile, Error>? } // (read once the thread is done)
-        let second = Opening(), done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            second.result = Result { try BoardFile.open(b) }
-            done.signal()
-        }
-        let first = Result { try BoardFile.open(a) }
-        done.wait()
-        if case .success(let file) = first { _ = keep(file) }
-        if case .success(let file) = second.result! { _ = keep(file) }
-        return (try first.get(), try second.result!.get())
+        let fileA = keep(try BoardFile.open(a))
+        return (fileA, keep(try BoardFile.open(b)))
     }
 
-    /// Closes them all, each on a thread of its own (closing a file that took many ops removes
-    /// its write-ahead log, some milliseconds: `sync` closes its two files side by side). Nothing
-    /// is lost when a close fails: what was committed is in the log, which the next opening reads.
+    /// Closes them all. Nothing is lost when a close fails: what was committed is in the log,
+    /// which the next opening reads.
     static func closeAll() {
-        let open = files.filter { !$0.isClosed }
-        guard open.count > 1 else {
-            for file in open { try? file.close() }
-            return
-        }
-        /// Handed to the closing thread; the main thread reads the file again only after it is done.
-        struct Closing: @unchecked Sendable { let file: BoardFile }
-        let done = DispatchGroup()
-        for file in open.dropFirst() {
-            done.enter()
-            let closing = Closing(file: file)
-            Thread.detachNewThread {
-                try? closing.file.close()
-                done.leave()
-            }
-        }
-        try? open[0].close()
-        done.wait()
+        for file in files.withLock({ $0 }) { try? file.close() }
     }
 }
 

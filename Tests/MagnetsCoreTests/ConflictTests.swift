@@ -35,30 +35,26 @@ struct ConflictTests {
         #expect(conflicts.first?.earlier == OpID(replica: "alice", seq: 6) && conflicts.first?.later == OpID(replica: "bob", seq: 1))
     }
 
-    @Test("count agrees with find, and its pair filter keeps exactly the pairs it accepts")
-    func count() throws {
+    @Test("a finder fed the replay order as it comes finds what find does; fed a later stretch, the conflicts within it")
+    func finder() throws {
         let (timeline, conflicts) = try Self.merge(alice: .move(magnet: Self.m, target: .point(P(200, 200))),
                                                    bob: .move(magnet: Self.m, target: .point(P(700, 500))))
         #expect(conflicts.count == 1)
-        #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) == 1)
+        var finder = Conflict.Finder()
+        var found: [Conflict] = []
+        for (op, outcome) in zip(timeline.ops, timeline.outcomes) { finder.add(op, outcome, into: &found) }
+        #expect(found == conflicts)
+        // From the later op of the pair on, its earlier op is not seen: nothing is found.
         let bob = try #require(timeline.ops.firstIndex { $0.id.replica == "bob" })
-        #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { $1 == bob } == 1)
-        #expect(Conflict.count(in: timeline.ops, outcomes: timeline.outcomes) { $1 != bob } == 0)
-        // Fed in stretches, a counter finds the same; told its pairs are concurrent, it trusts
-        // that and counts a pair of ops one after the other too (two moves by bob), where the
-        // plain filter checks the clocks and does not.
-        var counter = Conflict.Counter()
-        for start in stride(from: 0, to: timeline.ops.count, by: 2) {
-            counter.count(timeline.ops, timeline.outcomes[start..<min(start + 2, timeline.ops.count)], from: start)
-        }
-        #expect(counter.total == 1)
-        var later = timeline // bob moves it again: his second move has seen his first
+        var late = Conflict.Finder()
+        var none: [Conflict] = []
+        for i in bob..<timeline.ops.count { late.add(timeline.ops[i], timeline.outcomes[i], into: &none) }
+        #expect(none.isEmpty)
+        // Bob moves it again: his second move has seen his first, so it is no conflict.
+        var later = timeline
         try later.insert([Operation(id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
                                     time: 0, payload: .move(magnet: Self.m, target: .point(P(100, 100))))])
-        var trusting = Conflict.Counter(concurrentPairs: { _, _ in true }), checking = Conflict.Counter(pairs: { _, _ in true })
-        trusting.count(later.ops, later.outcomes[...], from: 0)
-        checking.count(later.ops, later.outcomes[...], from: 0)
-        #expect(checking.total == 1 && trusting.total == 2)
+        #expect(Conflict.find(in: later.ops, outcomes: later.outcomes) == conflicts)
     }
 
     @Test("a move and a return: the later return wins; a later move of a returned magnet is rejected")

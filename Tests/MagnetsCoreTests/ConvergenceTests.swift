@@ -154,7 +154,7 @@ struct ConvergenceTests {
 
 @Suite("Merging runs of ops")
 struct MergeTests {
-    @Test("three lists in replay order merge into their union in replay order, empty ones included", arguments: [1, 2, 3] as [UInt64])
+    @Test("lists in replay order merge into their union in replay order, empty ones included", arguments: [1, 2, 3] as [UInt64])
     func threeWay(seed: UInt64) {
         var rng = SeededRandom(seed: seed)
         func op(_ replica: String, _ seq: Int, _ lamport: Int) -> Operation {
@@ -170,37 +170,9 @@ struct MergeTests {
                     lists[k].append(op(replica, seq + 1, lamport))
                 }
             }
-            var sources: [UInt8] = [9]
-            let merged = Timeline.merged(lists[0], lists[1], lists[2], sources: &sources)
+            let merged = Timeline.merged(Timeline.merged(lists[0], lists[1]), lists[2])
             #expect(merged == (lists[0] + lists[1] + lists[2]).sorted(by: Operation.replaysBefore))
-            #expect(Timeline.merged(lists[2], [], lists[0]) == Timeline.merged(lists[0], lists[2]))
-            // Each op's source is the list that holds it (each list is one replica's here).
-            #expect(sources.count == merged.count)
-            #expect(zip(merged, sources).allSatisfy { op, source in ["ann", "bo", "cy"][Int(source)] == op.id.replica })
+            #expect(Timeline.merged(lists[2], lists[0]) == Timeline.merged(lists[0], lists[2]))
         }
-    }
-}
-
-@Suite("Replaying a window in chunks")
-struct ChunkedReplayTests {
-    @Test("outcomes handed over chunk by chunk are those a plain replay keeps; board and checkpoints agree", arguments: [1, 7, 64, 1000])
-    func chunks(size: Int) throws {
-        // Merged ops of three editors, some rejected, some captured (see ConvergenceTests).
-        let source = try ConvergenceTests.schedule(7)[0].timeline
-        let interval = source.checkpointInterval
-        var plain = Timeline(checkpointInterval: interval), chunked = Timeline(checkpointInterval: interval)
-        plain.replayHeld(source.ops)
-        var handed: [Outcome] = [], ranges: [Range<Int>] = []
-        chunked.replayHeld(source.ops, chunk: size) { outcomes, range in
-            #expect(outcomes.count == range.count)
-            handed += outcomes
-            ranges.append(range)
-        }
-        #expect(handed == plain.outcomes && handed == source.outcomes)
-        #expect(chunked.outcomes.isEmpty) // handed over, not kept
-        #expect(ranges.first?.lowerBound == 0 && ranges.last?.upperBound == source.ops.count)
-        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
-        #expect(ranges.dropLast().allSatisfy { $0.count == size })
-        #expect(chunked.board == plain.board && chunked.checkpoints == plain.checkpoints)
     }
 }

@@ -3,7 +3,8 @@
 public struct Operation: Hashable, Codable, Sendable {
     /// `REPLICA:SEQ`.
     public var id: OpID
-    /// 1 + the largest Lamport number in the file when the op was made.
+    /// 1 + the largest Lamport number among the ops its clock covers (SPEC §4): the file's
+    /// largest when the op was made.
     public var lamport: Int
     /// The version vector of the file when the op was made, **without** the op's own replica
     /// (its own entry is implied: `id.seq`). Consecutive ops of one replica share this value,
@@ -18,12 +19,6 @@ public struct Operation: Hashable, Codable, Sendable {
     public init(id: OpID, lamport: Int, context: VectorClock, author: String, time: Int64, payload: Payload) {
         var context = context
         context[id.replica] = 0
-        self.init(id: id, lamport: lamport, contextWithoutOwnReplica: context, author: author, time: time, payload: payload)
-    }
-
-    /// The same, for a context already known to leave the op's own replica out (a store checks
-    /// that once for each run of ops sharing a context): no lookup per op.
-    public init(id: OpID, lamport: Int, contextWithoutOwnReplica context: VectorClock, author: String, time: Int64, payload: Payload) {
         self.id = id
         self.lamport = lamport
         self.context = context

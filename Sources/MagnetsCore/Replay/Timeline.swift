@@ -120,31 +120,6 @@ public struct Timeline: Sendable {
         }
     }
 
-    /// Like `replayHeld(_:)` on an empty timeline, handing the outcomes over as they are made
-    /// instead of keeping them (`outcomes` stays empty): after every `chunk` ops (and after the
-    /// last) `handOver` gets the outcomes just made and the range of `ops` they belong to, so that
-    /// other threads can work on them (write them, count conflicts) while the replay goes on,
-    /// and let them go once done — a sync of hundreds of thousands of ops need not hold them all.
-    public mutating func replayHeld(_ held: consuming [Operation], chunk: Int,
-                                    handOver: (_ outcomes: [Outcome], _ of: Range<Int>) -> Void) {
-        precondition(ops.isEmpty, "a replay handing outcomes over starts from an empty timeline")
-        ops = held
-        let chunk = max(1, chunk)
-        var pending: [Outcome] = []
-        pending.reserveCapacity(min(chunk, ops.count))
-        var handed = 0
-        for i in ops.indices {
-            pending.append(board.apply(ops[i]))
-            checkpointIfDue(after: i)
-            if pending.count == chunk || i + 1 == ops.count {
-                handOver(pending, handed..<(i + 1))
-                handed = i + 1
-                pending = []
-                pending.reserveCapacity(min(chunk, ops.count - handed))
-            }
-        }
-    }
-
     /// Notes a checkpoint when the op at `i` (applied in place) ends a stretch of the interval.
     @inline(__always)
     private mutating func checkpointIfDue(after i: Int) {
@@ -285,77 +260,6 @@ public struct Timeline: Sendable {
             if OrderKey(ops[mid]) < key { low = mid + 1 } else { high = mid }
         }
         return low
-    }
-
-    /// Three lists in replay order, merged into one (with a copy of each op, not two).
-    public static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation]) -> [Operation] {
-        var sources: [UInt8] = []
-        return merged(a, b, c, sources: &sources)
-    }
-
-    /// The same, noting in `sources` which list each op of the result came from: 0 for `a`, 1
-    /// for `b`, 2 for `c`.
-    public static func merged(_ a: [Operation], _ b: [Operation], _ c: [Operation], sources: inout [UInt8]) -> [Operation] {
-        let total = a.count + b.count + c.count
-        var noted = [UInt8](repeating: 0, count: total)
-        let result = noted.withUnsafeMutableBufferPointer { noted in
-            [Operation](unsafeUninitializedCapacity: total) { buffer, initialized in
-                if let out = buffer.baseAddress, let notes = noted.baseAddress {
-                    a.withUnsafeBufferPointer { a in
-                        b.withUnsafeBufferPointer { b in
-                            c.withUnsafeBufferPointer { c in merge(a, b, c, into: out, sources: notes) }
-                        }
-                    }
-                }
-                initialized = total
-            }
-        }
-        sources = noted
-        return result
-    }
-
-    /// Merges three slices in replay order into `out` — uninitialized memory with room for them
-    /// all, which this initializes — noting which slice each op came from (0, 1, 2) in `sources`.
-    /// For callers that split a merge between threads, each writing its own part of one buffer.
-    /// (Not generic: a generic function called from another module runs unspecialized, several
-    /// times slower.)
-    public static func merge(_ a: UnsafeBufferPointer<Operation>, _ b: UnsafeBufferPointer<Operation>, _ c: UnsafeBufferPointer<Operation>,
-                             into out: UnsafeMutablePointer<Operation>, sources: UnsafeMutablePointer<UInt8>) {
-        merge(a, UnsafeMutableBufferPointer(mutating: b), UnsafeMutableBufferPointer(mutating: c), into: out, sources: sources, leaving: nil)
-    }
-
-    /// The same, taking the ops of `b` and `c` instead of copying them when `leaving` is given:
-    /// each taken op's place holds `leaving` afterwards. A copy of an op retains its clock, which
-    /// the ops of one run share, so threads that copy ops at once contend for one reference count;
-    /// an op taken is moved, and a `leaving` op made of empty values is copied without any.
-    public static func merge(_ a: UnsafeBufferPointer<Operation>, _ b: UnsafeMutableBufferPointer<Operation>,
-                             _ c: UnsafeMutableBufferPointer<Operation>, into out: UnsafeMutablePointer<Operation>,
-                             sources: UnsafeMutablePointer<UInt8>, leaving: Operation?) {
-        var i = a.startIndex, j = b.startIndex, k = c.startIndex, n = 0
-        while true {
-            var best = -1 // which list's head comes first
-            if i < a.endIndex { best = 0 }
-            if j < b.endIndex, best == -1 || Operation.replaysBefore(b[j], a[i]) { best = 1 }
-            if k < c.endIndex, best == -1 || Operation.replaysBefore(c[k], best == 0 ? a[i] : b[j]) { best = 2 }
-            switch best {
-            case 0: (out + n).initialize(to: a[i]); i += 1
-            case 1: take(b.baseAddress! + j, into: out + n, leaving: leaving); j += 1
-            case 2: take(c.baseAddress! + k, into: out + n, leaving: leaving); k += 1
-            default: return
-            }
-            sources[n] = UInt8(best)
-            n += 1
-        }
-    }
-
-    @inline(__always)
-    private static func take(_ from: UnsafeMutablePointer<Operation>, into to: UnsafeMutablePointer<Operation>, leaving: Operation?) {
-        if let leaving {
-            to.moveInitialize(from: from, count: 1)
-            from.initialize(to: leaving)
-        } else {
-            to.initialize(to: from.pointee)
-        }
     }
 
     /// Two lists in replay order, merged into one.

@@ -120,8 +120,7 @@ extension BoardFile {
         }
         let (header, lines) = try read { db -> (String, [String]) in
             let index = try LogIndex.load(db)
-            let ops = try BoardFile.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
-                .sorted(by: MagnetsCore.Operation.replaysBefore)
+            let ops = try OpLog.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
             let lines = ops.map { $0.json(time: .milliseconds).serialized() }
             return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), lines)
         }
@@ -143,33 +142,30 @@ extension BoardFile {
     }
 
     /// Applies a bundle, all or nothing, in one transaction: ops already held are skipped (an op
-    /// held with different content is refused), the rest must follow on from what the file has.
-    /// Gives the same board as a sync with the file the bundle came from.
+    /// held with different content is refused), the rest must follow on from what the file has
+    /// (`Admission`). Gives the same board as a sync with the file the bundle came from.
     public func importOps(from path: String) throws -> ImportReport {
         let (header, ops) = try OpBundle.read(path)
+        return try importOps(header, ops)
+    }
+
+    private func importOps(_ header: OpBundle.Header, _ ops: [MagnetsCore.Operation]) throws -> ImportReport {
         guard header.board == boardID else {
             throw StoreError.badBundle("it belongs to another board (\(header.board)), not this one (\(boardID))")
         }
-        return try write { db in
-            var index = try LogIndex.load(db)
-            var skipped = 0
-            for op in ops where op.id.seq <= index.version[op.id.replica] {
-                skipped += 1
-                guard try BoardFile.op(op.id, lamport: op.lamport, db, index: index) == op else {
-                    throw StoreError.replicaClash(op.id.replica)
-                }
-            }
-            let admitted: (ops: [MagnetsCore.Operation], version: VectorClock, lamports: [String: Int])
+        let session = try beginSync()
+        do {
+            let taken: Taken
             do {
-                admitted = try BoardFile.admit(ops, index: index)
+                taken = try session.take(ops, conflicts: nil)
             } catch StoreError.invalidOp(let why) {
                 throw StoreError.badBundle(why)
             }
-            guard let first = admitted.ops.first else { return ImportReport(added: 0, skipped: skipped) }
-            let integration = try BoardFile.integrate(admitted.ops, earliest: OrderKey(first), version: admitted.version,
-                                                      lamports: admitted.lamports, interval: checkpointInterval, db, index: index)
-            try BoardFile.write(integration, fresh: admitted.ops, db, index: &index)
-            return ImportReport(added: admitted.ops.count, skipped: skipped)
+            try session.commit()
+            return ImportReport(added: taken.added, skipped: ops.count - taken.added)
+        } catch {
+            session.rollback()
+            throw error
         }
     }
 }

@@ -61,13 +61,14 @@ extension Magnets {
             let (fileA, fileB) = try OpenFiles.openTwo(a, b)
             let report = try BoardFile.sync(fileA, fileB, dryRun: dryRun)
             if options.json {
-                Output.json(.object([("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)), ("conflicts", .int(report.conflicts)),
+                Output.json(.object([("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)), ("conflicts", .int(report.conflicts.count)),
                                      ("clock", .object(report.clock.replicas.map { ($0, .int(report.clock[$0])) })),
                                      ("dry_run", .bool(dryRun))]))
                 return
             }
             let verb = dryRun ? "would give" : "gave"
-            print("\(verb) \(a) \(report.intoA) op(s) and \(b) \(report.intoB); \(report.conflicts) conflict(s); clock \(report.clock)")
+            print("\(verb) \(a) \(report.intoA) op(s) and \(b) \(report.intoB); \(report.conflicts.count) conflict(s); clock \(report.clock)")
+            for c in report.conflicts { print("  \(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
         }
     }
 

@@ -1,34 +1,22 @@
 import GRDB
 import MagnetsCore
 
-// The derived tables of the current board: read as a `Board`, written back as a diff.
-extension BoardFile {
+/// The derived tables of the current board: read as a `Board`, written back as a diff.
+enum BoardState {
     /// The current board from the state tables and the number of ops in the log.
     static func loadState(_ db: Database, index: LogIndex) throws -> (board: Board, ops: Int) {
-        // Rows are read through cursors into the records' initializers (every command does this
-        // once: GRDB's generic record fetching costs more than these few rows).
-        func records<R>(_ sql: String, _ make: (Row) throws -> R) throws -> [R] {
-            var result: [R] = []
-            let rows = try Row.fetchCursor(db, sql: sql)
-            while let row = try rows.next() { result.append(try make(row)) }
-            return result
-        }
-        guard let row = try records("SELECT * FROM board WHERE id = 1", BoardRecord.init(row:)).first else {
-            throw StoreError.mismatch("the board row is missing")
-        }
+        guard let row = try BoardRecord.fetchOne(db) else { throw StoreError.mismatch("the board row is missing") }
         var magnets: [Magnet] = []
-        let magnetRows = try Row.fetchCursor(db, sql: "SELECT id, letter, color, width, height, x, y, zone, z FROM magnet")
-        while let r = try magnetRows.next() {
-            let local: Int64 = try r.decode(atIndex: 0)
-            guard let replica = index.replicaNames[LocalID.replica(local)] else {
-                throw StoreError.mismatch("magnet row \(local) names no replica")
+        let magnetRows = try MagnetRecord.fetchCursor(db)
+        while let record = try magnetRows.next() {
+            guard let replica = index.replicaNames[LocalMagnetID.replica(record.id)] else {
+                throw StoreError.mismatch("magnet row \(record.id) names no replica")
             }
-            magnets.append(Magnet(id: MagnetID(replica: replica, seq: LocalID.seq(local)), letter: try r.decode(atIndex: 1), color: try r.decode(atIndex: 2),
-                                  size: Size(width: try r.decode(atIndex: 3), height: try r.decode(atIndex: 4)), center: Point(x: try r.decode(atIndex: 5), y: try r.decode(atIndex: 6)), zone: try r.decode(atIndex: 7), z: try r.decode(atIndex: 8)))
+            magnets.append(record.magnet(MagnetID(replica: replica, seq: LocalMagnetID.seq(record.id))))
         }
-        let zones = try records("SELECT * FROM zone ORDER BY position") { try ZoneRecord(row: $0).zone }
-        let boundaries = try records("SELECT * FROM boundary ORDER BY position") { try BoundaryRecord(row: $0).boundary }
-        let tray = try records("SELECT * FROM tile ORDER BY position") { try TileRecord(row: $0).tile }
+        let zones = try ZoneRecord.order(ZoneRecord.Columns.position).fetchAll(db).map { try $0.zone() }
+        let boundaries = try BoundaryRecord.order(BoundaryRecord.Columns.position).fetchAll(db).map(\.boundary)
+        let tray = try TileRecord.order(TileRecord.Columns.position).fetchAll(db).map(\.tile)
         let board = Board(name: row.name, size: Size(width: row.width, height: row.height), magnets: magnets,
                           zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, exists: row.present)
         if let problem = stateProblem(board) { throw StoreError.mismatch(problem) }
@@ -73,40 +61,33 @@ extension BoardFile {
     ///
     /// - Complexity: O(magnets + zones + boundaries + tiles) comparisons; writes only changed rows.
     static func saveState(_ new: Board, replacing old: Board?, ops: Int, _ db: Database, index: inout LogIndex) throws {
-        // Plain statements, not record upserts: those look the table's primary key up first.
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO board (id, present, name, width, height, top_z, ops) VALUES (1, ?, ?, ?, ?, ?, ?)")
-            .execute(arguments: [new.exists, new.name, new.size.width, new.size.height, new.topZ, ops])
+        try BoardRecord(board: new, ops: ops).upsert(db)
         if old == nil {
-            for table in ["magnet", "zone", "boundary", "tile"] { try db.execute(sql: "DELETE FROM \(table)") }
-        }
-        // Magnets: upsert the changed, delete the gone.
-        let upsert = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO magnet (id, letter, color, width, height, x, y, zone, z) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        for (id, magnet) in new.magnets where old?.magnets[id] != magnet {
-            let local = LocalID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)
-            try upsert.execute(arguments: [local, magnet.letter, magnet.color, magnet.size.width, magnet.size.height,
-                                           magnet.center.x, magnet.center.y, magnet.zone, magnet.z])
-        }
-        if let old {
-            for id in old.magnets.keys where new.magnets[id] == nil {
-                let local = LocalID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)
-                try db.execute(sql: "DELETE FROM magnet WHERE id = ?", arguments: [local])
+            for table in [MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self] as [any TableRecord.Type] {
+                try table.deleteAll(db)
             }
         }
-        // Zones, boundaries and tiles are few: rewrite a list when it changed.
-        func definition(_ zones: [Zone]) -> [Zone] { zones.map { Zone(name: $0.name, rect: $0.rect, capacity: $0.capacity, accepts: $0.accepts) } }
-        if old.map({ definition($0.zones) != definition(new.zones) }) ?? true {
-            try db.execute(sql: "DELETE FROM zone")
+        for (id, magnet) in new.magnets where old?.magnets[id] != magnet {
+            try MagnetRecord(magnet, id: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)).upsert(db)
+        }
+        for id in old?.magnets.keys ?? [:].keys where new.magnets[id] == nil {
+            _ = try MagnetRecord.deleteOne(db, key: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq))
+        }
+        // Zones, boundaries and tiles are few: rewrite a list when it changed (a zone's magnets
+        // are the magnets' business).
+        func definitions(_ zones: [Zone]) -> [Zone] {
+            zones.map { Zone(name: $0.name, rect: $0.rect, capacity: $0.capacity, accepts: $0.accepts) }
+        }
+        if old.map({ definitions($0.zones) != definitions(new.zones) }) ?? true {
+            try ZoneRecord.deleteAll(db)
             for (i, zone) in new.zones.enumerated() { try ZoneRecord(position: i, zone: zone).insert(db) }
         }
         if old.map({ $0.boundaries != new.boundaries }) ?? true {
-            try db.execute(sql: "DELETE FROM boundary")
+            try BoundaryRecord.deleteAll(db)
             for (i, b) in new.boundaries.enumerated() { try BoundaryRecord(position: i, boundary: b).insert(db) }
         }
         for (i, tile) in new.tray.enumerated() where old.map({ i >= $0.tray.count || $0.tray[i] != tile }) ?? true {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO tile (position, letter, color, width, height, remaining) VALUES (?, ?, ?, ?, ?, ?)")
-                .execute(arguments: [i, tile.letter, tile.color, tile.size.width, tile.size.height, tile.remaining])
+            try TileRecord(position: i, tile: tile).upsert(db)
         }
     }
 }
@@ -161,6 +142,6 @@ enum BoardSnapshot {
         }
         let board = Board(name: name, size: Size(width: width, height: height), magnets: magnets, zones: zones,
                           boundaries: boundaries, tray: tray, topZ: topZ, exists: exists == .bool(true))
-        return BoardFile.stateProblem(board) == nil ? board : nil
+        return BoardState.stateProblem(board) == nil ? board : nil
     }
 }

@@ -1,9 +1,9 @@
 import GRDB
 import GRDBSQLite
 
-/// A cached GRDB statement bound and stepped through SQLite's C API directly: for the hot
-/// writes of a sync (tens of thousands of op and outcome rows), where building GRDB argument
-/// arrays per row costs more than the insert itself.
+/// A cached GRDB statement bound, stepped and read through SQLite's C API directly: for the op
+/// rows a sync, an import or the history writes or reads by the hundred thousand, where GRDB's
+/// argument arrays and row values cost more than the statement itself.
 struct FastStatement {
     let statement: Statement
     var handle: OpaquePointer { statement.sqliteStatement }
@@ -26,11 +26,6 @@ struct FastStatement {
         text.withUTF8 { buffer in
             _ = sqlite3_bind_text(handle, index, buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                                   Int32(buffer.count), FastStatement.transient)
-        }
-    }
-    func bind(_ index: Int32, _ value: [UInt8]) {
-        value.withUnsafeBytes { buffer in
-            _ = sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), FastStatement.transient)
         }
     }
 
@@ -68,7 +63,7 @@ struct FastStatement {
 /// the statement and the connection's error state again, and a row read twice per column spent
 /// most of its time there. (The value is unprotected: safe here, where the connection is used by
 /// one thread at a time and the value is read before the next step.)
-struct StatementRow: OpRow {
+struct StatementRow {
     let handle: OpaquePointer
 
     struct WrongType: Error, CustomStringConvertible {
@@ -111,19 +106,4 @@ struct StatementRow: OpRow {
         default: throw WrongType(column: column)
         }
     }
-}
-
-/// The columns of an op row, from a stepped statement or a GRDB row.
-protocol OpRow {
-    func integer(_ column: Int32) throws -> Int64
-    func optionalInteger(_ column: Int32) throws -> Int64?
-    func optionalReal(_ column: Int32) throws -> Double?
-    func optionalText(_ column: Int32) throws -> String?
-}
-
-extension Row: OpRow {
-    func integer(_ column: Int32) throws -> Int64 { try decode(atIndex: Int(column)) }
-    func optionalInteger(_ column: Int32) throws -> Int64? { try decode(atIndex: Int(column)) }
-    func optionalReal(_ column: Int32) throws -> Double? { try decode(atIndex: Int(column)) }
-    func optionalText(_ column: Int32) throws -> String? { try decode(atIndex: Int(column)) }
 }

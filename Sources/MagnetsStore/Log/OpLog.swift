@@ -1,0 +1,121 @@
+import GRDB
+import MagnetsCore
+
+/// Reading the op log: in replay order, by key range, by id.
+enum OpLog {
+    /// Calls `body` with each op sorting after `key` (all ops when nil) in replay order, with its
+    /// stored outcome bytes when `withOutcomes`, until `body` returns false. Streams: memory
+    /// stays flat however long the log is (ops sharing a Lamport number are gathered and sorted
+    /// by replica id, since keys order them by the file's replica numbers).
+    ///
+    /// - Complexity: O(ops read).
+    static func forEach(after key: OrderKey?, withOutcomes: Bool, _ db: Database, index: LogIndex,
+                        _ body: (Operation, ArraySlice<UInt8>?) throws -> Bool) throws {
+        let from = OpKey(lamport: key?.lamport ?? 0, replica: 0)
+        let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id >= ? ORDER BY id")
+        statement.bind(1, from.rawValue)
+        var outcomes = withOutcomes ? try OutcomePages.Reader(from: from, db) : nil
+        var group: [(Operation, ArraySlice<UInt8>?)] = []
+        var groupLamport = -1
+        func flush() throws -> Bool {
+            if group.count > 1 { group.sort { ReplicaOrder.precedes($0.0.id.replica, $1.0.id.replica) } }
+            defer { group.removeAll(keepingCapacity: true) }
+            for (op, events) in group {
+                if let key, !(key < OrderKey(op)) { continue }
+                if try !body(op, events) { return false }
+            }
+            return true
+        }
+        var stopped = false
+        var cache = OpRows.DecodeCache()
+        try statement.forEachRow(db) { row in
+            let op = try OpRows.decode(row, index: index, cache: &cache)
+            if op.lamport != groupLamport {
+                if try !flush() {
+                    stopped = true
+                    return false
+                }
+                groupLamport = op.lamport
+            }
+            group.append((op, try outcomes?.events(for: OpKey(try row.integer(0)), db)))
+            return true
+        }
+        if !stopped { _ = try flush() }
+    }
+
+    /// The ops of the log that a log with version `other` lacks, in replay order. With
+    /// `otherLamports` (the other log's latest Lamport number per replica) only the tail of the
+    /// log that can hold them is read: every op of replica r after the other's latest has a
+    /// larger Lamport number.
+    ///
+    /// - Complexity: O(log n + ops read).
+    static func ops(missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database,
+                    index: LogIndex) throws -> [Operation] {
+        var wanted: [Int64: Int] = [:] // local replica number → the other's count
+        var from = Int.max
+        var total = 0
+        for (name, count) in index.version.entries where count > other[name] {
+            guard let replica = index.replicaIDs[name] else { continue }
+            wanted[replica] = other[name]
+            from = min(from, (otherLamports?[name] ?? 0) + 1)
+            total += count - other[name]
+        }
+        guard !wanted.isEmpty else { return [] }
+        if otherLamports == nil { from = 0 }
+        var result: [Operation] = []
+        result.reserveCapacity(total)
+        let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id >= ? ORDER BY id")
+        statement.bind(1, OpKey(lamport: from, replica: 0).rawValue)
+        var cache = OpRows.DecodeCache()
+        try statement.forEachRow(db) { row in
+            let key = OpKey(try row.integer(0))
+            guard let known = wanted[key.replica], try row.integer(1) > known else { return true }
+            result.append(try OpRows.decode(row, index: index, cache: &cache))
+            return true
+        }
+        // Rows of one Lamport number come by local replica number.
+        if !result.indices.dropFirst().allSatisfy({ Operation.replaysBefore(result[$0 - 1], result[$0]) }) {
+            result.sort(by: Operation.replaysBefore)
+        }
+        return result
+    }
+
+    /// The op with this id, if the log holds it (through the index on (replica, seq)).
+    static func op(_ id: OpID, _ db: Database, index: LogIndex) throws -> Operation? {
+        guard let replica = index.replicaIDs[id.replica], id.seq <= index.version[id.replica] else { return nil }
+        let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id & 65535 = ? AND seq = ?")
+        statement.bind(1, replica)
+        statement.bind(2, id.seq)
+        var found: Operation?
+        var cache = OpRows.DecodeCache()
+        try statement.forEachRow(db) { row in
+            found = try OpRows.decode(row, index: index, cache: &cache)
+            return false
+        }
+        return found
+    }
+
+    /// The Lamport number of the op with this id, if the log holds it.
+    static func lamport(of id: OpID, _ db: Database, index: LogIndex) throws -> Int? {
+        guard let replica = index.replicaIDs[id.replica], id.seq <= index.version[id.replica] else { return nil }
+        if id.seq == index.version[id.replica] { return index.lamports[id.replica] }
+        let key = try Int64.fetchOne(db, sql: "SELECT id FROM op WHERE id & 65535 = ? AND seq = ?", arguments: [replica, id.seq])
+        return key.map { OpKey($0).lamport }
+    }
+
+    /// The replay-order key of the log's last op: of the ops with the largest Lamport number,
+    /// the one whose replica id sorts last.
+    static func lastKey(_ db: Database, index: LogIndex) throws -> OrderKey? {
+        guard let top = try Int64.fetchOne(db, sql: "SELECT max(id) FROM op") else { return nil }
+        let lamport = OpKey(top).lamport
+        let keys = try Int64.fetchAll(db, sql: "SELECT id FROM op WHERE id >= ?",
+                                      arguments: [OpKey(lamport: lamport, replica: 0).rawValue])
+        let names = keys.compactMap { index.replicaNames[OpKey($0).replica] }
+        return names.max(by: ReplicaOrder.precedes).map { OrderKey(lamport: lamport, replica: $0) }
+    }
+
+    /// How many ops the log holds.
+    static func count(_ db: Database) throws -> Int {
+        try BoardRecord.select(BoardRecord.Columns.ops, as: Int.self).fetchOne(db) ?? 0
+    }
+}

@@ -1,0 +1,201 @@
+import GRDB
+import MagnetsCore
+
+/// The op kinds as `op.kind` stores them. Adding a kind is one line here (the commonest kinds
+/// have the smallest codes: SQLite stores 0 and 1 in the record header alone); its payload
+/// fields are stored by the generic rule of `OpRows`.
+enum OpKind {
+    static let codes: [(kind: Payload.Kind, code: Int)] = [
+        (.move, 0), (.pull, 1), (.returnMagnet, 2), (.createBoard, 3), (.resize, 4), (.trayAdd, 5),
+        (.zoneAdd, 6), (.zoneRemove, 7), (.boundaryAdd, 8), (.boundaryRemove, 9),
+    ]
+
+    private static let byKind = Dictionary(uniqueKeysWithValues: codes.map { ($0.kind, $0.code) })
+    private static let byCode: [Payload.Kind?] = {
+        var table = [Payload.Kind?](repeating: nil, count: (codes.map(\.code).max() ?? 0) + 1)
+        for (kind, code) in codes { table[code] = kind }
+        return table
+    }()
+
+    static func code(_ kind: Payload.Kind) -> Int { byKind[kind]! }
+
+    static func kind(_ code: Int64) -> Payload.Kind? {
+        guard code >= 0, code < byCode.count else { return nil }
+        return byCode[Int(code)]
+    }
+}
+
+/// Ops to and from rows of `op`, by one rule for every kind: the magnet a payload names goes in
+/// `magnet`, a single target point in `x`, `y`, and every other field of the payload's JSON form
+/// (`Payload.jsonFields`) in `data` (NULL when none is left). A move to a point is then a row of
+/// numbers alone.
+enum OpRows {
+    static let columns = "id, seq, time, kind, magnet, x, y, data"
+    static let insertSQL = "INSERT INTO op (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+    /// The row of `op`, with this file's numbers for its replica and its magnet's replica.
+    static func record(_ op: Operation, replica: Int64, magnetReplica: Int64?) -> OpRecord {
+        var fields = op.payload.jsonFields
+        var magnet: Int64?
+        if let m = op.payload.magnet, let magnetReplica {
+            magnet = LocalMagnetID.make(replica: magnetReplica, seq: m.seq)
+            fields.removeAll { $0.0 == "magnet" }
+        }
+        var x: Double?, y: Double?
+        if let p = singlePoint(op.payload) {
+            (x, y) = (p.x, p.y)
+            fields.removeAll { $0.0 == "to" }
+        }
+        return OpRecord(id: OpKey(lamport: op.lamport, replica: replica).rawValue, seq: op.id.seq, time: op.time,
+                        kind: OpKind.code(op.kind), magnet: magnet, x: x, y: y,
+                        data: fields.isEmpty ? nil : JSONValue.object(fields).serialized())
+    }
+
+    static func singlePoint(_ payload: Payload) -> Point? {
+        switch payload {
+        case .move(_, .point(let p)), .pull(_, _, .point(let p)): return p
+        default: return nil
+        }
+    }
+
+    /// Appends `op` to the log, its context and author to its replica's run (the caller moves
+    /// the version vector on).
+    static func insert(_ op: Operation, _ statement: FastStatement, _ db: Database, index: inout LogIndex) throws {
+        let replica = try index.replicaID(op.id.replica, db)
+        guard op.lamport <= OpKey.maxLamport, replica <= OpKey.maxReplicas else {
+            throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46, or the file holds 65535 replicas")
+        }
+        let magnetReplica = try op.payload.magnet.map { try index.replicaID($0.replica, db) }
+        try index.extendRun(replica: replica, seq: op.id.seq, context: op.context, author: op.author, db)
+        let row = record(op, replica: replica, magnetReplica: magnetReplica)
+        statement.bind(1, row.id)
+        statement.bind(2, row.seq)
+        statement.bind(3, row.time)
+        statement.bind(4, row.kind)
+        statement.bind(5, row.magnet)
+        statement.bind(6, row.x)
+        statement.bind(7, row.y)
+        statement.bind(8, row.data)
+        try statement.step(db)
+    }
+
+    // MARK: - Reading
+
+    /// What the rows read last looked up: rows read in key order come in runs of one replica's
+    /// ops sharing a clock and an author, naming magnets of few replicas.
+    struct DecodeCache {
+        fileprivate var replica: (id: Int64, name: String)?
+        fileprivate var magnetReplica: (id: Int64, name: String)?
+        fileprivate var run: (replica: Int64, seqs: Range<Int>, context: VectorClock, author: String)?
+    }
+
+    /// Reads an op from a row selected with `columns`, checking it as it goes: a damaged row is
+    /// an error, never a crash or a wrong op.
+    static func decode(_ row: StatementRow, index: LogIndex, cache: inout DecodeCache) throws -> Operation {
+        let key = OpKey(try row.integer(0))
+        if cache.replica?.id != key.replica {
+            guard let name = index.replicaNames[key.replica] else {
+                throw StoreError.invalidOp("op row \(key.rawValue) names no known replica")
+            }
+            cache.replica = (key.replica, name)
+        }
+        let seq = Int(try row.integer(1))
+        let id = OpID(replica: cache.replica!.name, seq: seq)
+        guard seq >= 1 else { throw StoreError.invalidOp("op \(id) has a seq below 1") }
+        guard key.lamport >= 1 else { throw StoreError.invalidOp("op \(id) has a Lamport number below 1") }
+        if let cached = cache.run, cached.replica == key.replica, cached.seqs.contains(seq) {
+            // the same run as the row before
+        } else {
+            guard let (run, seqs) = index.run(replica: key.replica, seq: seq),
+                  let context = index.contexts[run.context], let author = index.authorNames[run.author] else {
+                throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
+            }
+            cache.run = (key.replica, seqs, context, author)
+        }
+        let time = try row.integer(2)
+        guard (-9_000_000_000_000_000...9_000_000_000_000_000).contains(time) else {
+            throw StoreError.invalidOp("op \(id) has a time out of range")
+        }
+        let code = try row.integer(3)
+        guard let kind = OpKind.kind(code) else { throw StoreError.invalidOp("op \(id) has unknown kind \(code)") }
+        var magnet: MagnetID?
+        if let local = try row.optionalInteger(4) {
+            let replica = LocalMagnetID.replica(local)
+            if cache.magnetReplica?.id != replica {
+                guard let name = index.replicaNames[replica] else { throw StoreError.invalidOp("op \(id) names no magnet") }
+                cache.magnetReplica = (replica, name)
+            }
+            magnet = MagnetID(replica: cache.magnetReplica!.name, seq: LocalMagnetID.seq(local))
+        }
+        var point: Point?
+        if let x = try row.optionalReal(5), let y = try row.optionalReal(6) { point = Point(x: x, y: y) }
+        let data = try row.optionalText(7)
+        let payload: Payload
+        if kind == .move, let magnet, let point, data == nil {
+            payload = .move(magnet: magnet, target: .point(point)) // the commonest row: no JSON at all
+        } else {
+            payload = try generic(kind, magnet: magnet, point: point, data: data, id: id)
+        }
+        return Operation(id: id, lamport: key.lamport, context: cache.run!.context, author: cache.run!.author, time: time,
+                         payload: payload)
+    }
+
+    /// A payload from its row by the generic rule: the JSON fields of `data` with the magnet and
+    /// the target point put back, read by the core's payload parser.
+    private static func generic(_ kind: Payload.Kind, magnet: MagnetID?, point: Point?, data: String?, id: OpID) throws -> Payload {
+        var fields: [(String, JSONValue)] = []
+        if let data {
+            guard case .object(let pairs)? = try? JSONParser.parse(data, maxDepth: 8) else {
+                throw StoreError.invalidOp("op \(id) has unreadable data")
+            }
+            fields = pairs
+        }
+        if let magnet { fields.append(("magnet", .string(magnet.description))) }
+        if let point { fields.append(("to", .point(point))) }
+        switch Payload.parse(kind: kind, from: .object(fields)) {
+        case .success(let payload): return payload
+        case .failure(let error): throw StoreError.invalidOp("op \(id): \(error)")
+        }
+    }
+
+    // MARK: - Outcomes
+
+    /// The events an op's payload implies when nothing else happens: those are not stored.
+    static func plainEvents(for op: Operation) -> [Event]? {
+        switch op.payload {
+        case .move(let m, .point(let p)): return [.moved(magnet: m, to: p)]
+        case .pull(let letter, let color, .point(let p)):
+            return [.pulled(magnet: MagnetID(pulledBy: op.id), letter: letter, color: color, at: p)]
+        case .zoneAdd(let zone): return [.zoneAdded(zone.name)]
+        case .boundaryAdd(let b): return [.boundaryAdded(b.name)]
+        case .boundaryRemove(let name): return [.boundaryRemoved(name)]
+        default: return nil
+        }
+    }
+
+    /// The bytes to store for an op's events, or nil when they are the plain ones. A file
+    /// numbers each zone and boundary name as the op adding it is stored, so that copies of one
+    /// board number names alike.
+    static func storedEvents(for op: Operation, _ events: [Event], labels: inout Labels) -> [UInt8]? {
+        switch op.payload {
+        case .zoneAdd(let zone): _ = labels.id(zone.name)
+        case .boundaryAdd(let boundary): _ = labels.id(boundary.name)
+        default: break
+        }
+        if let plain = plainEvents(for: op), plain == events { return nil }
+        return EventCoding.encode(events, for: op, labels: &labels)
+    }
+
+    /// The events of an op from its stored bytes, or the plain ones when nothing is stored.
+    static func events(for op: Operation, stored: ArraySlice<UInt8>?, labels: Labels) throws -> [Event] {
+        guard let stored else {
+            guard let plain = plainEvents(for: op) else { throw StoreError.mismatch("op \(op.id) has no outcome") }
+            return plain
+        }
+        do {
+            return try EventCoding.decode(stored, for: op, names: labels.names)
+        } catch {
+            throw StoreError.mismatch("op \(op.id) has an unreadable outcome")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+import MagnetsCore
+
+extension BoardFile: SyncPeer {
+    /// The device and inode of the file.
+    public func identity() throws -> [UInt64] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw StoreError.missingFile(path) }
+        return [UInt64(info.st_dev), UInt64(info.st_ino)]
+    }
+
+    public func beginSync() throws -> any SyncSession {
+        try FileSession(self)
+    }
+}
+
+/// A board file in a sync: its IMMEDIATE write transaction stays open from `init` until
+/// `commit` or `rollback`, each step running inside it.
+struct FileSession: SyncSession {
+    let file: BoardFile
+    let state: PeerState
+
+    init(_ file: BoardFile) throws {
+        self.file = file
+        state = try file.inSession(begin: true) { db in
+            let index = try LogIndex.load(db, complete: false)
+            return PeerState(boardID: file.boardID, clock: index.version, lamports: index.lamports, name: file.path)
+        }
+    }
+
+    func ops(notCoveredBy clock: VectorClock, lamports: [String: Int]) throws -> [Operation] {
+        try file.inSession { db in
+            try OpLog.ops(missingFrom: clock, otherLamports: lamports, db, index: try LogIndex.load(db))
+        }
+    }
+
+    func ops(withIDs ids: [OpID]) throws -> [Operation?] {
+        guard !ids.isEmpty else { return [] }
+        return try file.inSession { db in
+            let index = try LogIndex.load(db)
+            return try ids.map { try OpLog.op($0, db, index: index) }
+        }
+    }
+
+    func sharedPart(before earliest: OrderKey, heldBy other: VectorClock, lamportBound: Int) throws -> SharedPart {
+        try file.inSession { db in
+            let index = try LogIndex.load(db)
+            let start = try Integration.checkpoint(before: earliest, db)
+            var ops: [Operation] = []
+            try OpLog.forEach(after: start.after, withOutcomes: false, db, index: index) { op, _ in
+                guard op.lamport <= lamportBound else { return false }
+                if op.id.seq <= other[op.id.replica] { ops.append(op) }
+                return true
+            }
+            return SharedPart(position: start.position, board: start.board, clock: start.clock, ops: ops)
+        }
+    }
+
+    func take(_ ops: [Operation], conflicts keep: (@Sendable (Conflict) -> Bool)?) throws -> Taken {
+        try file.inSession { db in
+            var index = try LogIndex.load(db)
+            let fresh = try Admission.admit(ops, db, index: index)
+            var finder = Conflict.Finder()
+            var found: [Conflict] = []
+            let observe: Integration.Observer? = keep == nil ? nil : { op, outcome, _ in finder.add(op, outcome, into: &found) }
+            try Integration.write(fresh, interval: file.checkpointInterval, db, index: &index, observe: observe)
+            return Taken(added: fresh.count, conflicts: keep.map { found.filter($0) } ?? [])
+        }
+    }
+
+    func commit() throws {
+        try file.inSession { db in try db.commit() }
+    }
+
+    func rollback() {
+        _ = try? file.inSession { db in try db.rollback() }
+    }
+}
+
+extension BoardFile {
+    /// Runs a step of a session on the file's connection, starting its IMMEDIATE transaction
+    /// first when `begin` (waiting up to 10 s for another writer), with errors as `write` says them.
+    func inSession<T>(begin: Bool = false, _ body: (Database) throws -> T) throws -> T {
+        try mapErrors {
+            try db.writeWithoutTransaction { db in
+                if begin { try db.beginTransaction(.immediate) }
+                return try body(db)
+            }
+        }
+    }
+}

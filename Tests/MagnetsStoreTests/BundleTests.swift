@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import Testing
+@testable import MagnetsCore
+@testable import MagnetsStore
+
+@Suite("Bundles")
+struct BundleTests {
+    let scratch = TemporaryFolder()
+    var folder: URL { scratch.url }
+
+    func make(_ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval) throws -> BoardFile {
+        try BoardFile.create(folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
+                             replica: replica, author: replica, checkpointInterval: interval)
+    }
+
+    @Test("import of a bundle gives the same board as a sync; a truncated bundle is refused")
+    func bundles() throws {
+        let a = try make("a.magnets", replica: "alice")
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 2) }
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        try b.record(author: "bob") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 300, y: 100))) }
+        try b.record(author: "bob") { _ in .resize(Size(width: 500, height: 500)) }
+        let bundle = folder.appendingPathComponent("b.bundle").path
+        #expect(try b.exportOps(to: bundle, since: a.current().clock) == 2)
+        // Truncated: drop the last line.
+        let text = try String(contentsOfFile: bundle, encoding: .utf8)
+        let cut = folder.appendingPathComponent("cut.bundle").path
+        try String(text.split(separator: "\n").dropLast().joined(separator: "\n") + "\n").write(toFile: cut, atomically: true, encoding: .utf8)
+        #expect(throws: StoreError.self) { try a.importOps(from: cut) }
+        #expect(try a.current().opCount == 3)
+
+        let report = try a.importOps(from: bundle)
+        #expect(report == ImportReport(added: 2, skipped: 0))
+        #expect(try a.importOps(from: bundle) == ImportReport(added: 0, skipped: 2))
+        _ = try BoardFile.sync(c, b)
+        _ = try BoardFile.sync(c, a)
+        #expect(try a.current().board == c.current().board)
+        #expect(try a.check().isClean)
+        #expect(try c.check().isClean)
+    }
+
+    @Test("a bundle whose ops depend on ops the file lacks is refused and changes nothing")
+    func causallyIncomplete() throws {
+        let a = try make("a.magnets", replica: "alice")
+        try a.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 2) }
+        let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
+        let c = try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
+        try a.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        _ = try BoardFile.sync(a, c)
+        let magnet = try c.current().board.sortedMagnets[0].id
+        try c.record(author: "carol") { _ in .move(magnet: magnet, target: .point(Point(x: 200, y: 200))) }
+        // Cut after alice's pull: carol's move alone, which had seen alice:3.
+        let bundle = folder.appendingPathComponent("carol.bundle").path
+        #expect(try c.exportOps(to: bundle, since: a.current().clock) == 1)
+        let before = try b.current()
+        #expect { try b.importOps(from: bundle) } throws: { error in
+            "\(error)".contains("depends on alice:3")
+        }
+        #expect(try b.current().opCount == before.opCount && b.current().board == before.board)
+        _ = try BoardFile.sync(b, a)
+        #expect(try b.importOps(from: bundle) == ImportReport(added: 1, skipped: 0))
+        #expect(try b.current().board == c.current().board)
+    }
+}
