@@ -9,6 +9,9 @@ import MagnetsCore
 /// and `&` escaped, so no caption or name can end the script (`</script>`) or inject markup;
 /// captions are shown with `textContent`. The page starts on the last frame; play from the last
 /// frame starts again at the first. Keys: ← → step, space plays or pauses, Home / End jump.
+/// Each frame carries the magnet its op changed (`"magnet"`, or `null`) and the path the op
+/// dragged it along (`"path"`: `[[x, y], …]`, see ``Trace``); its picture rings that magnet and
+/// draws the path.
 ///
 /// ```swift
 /// let frames = boards.map { Timelapse.Frame(board: $0.board, caption: $0.caption) }
@@ -23,12 +26,23 @@ public enum Timelapse {
         public var caption: String
         /// `true` when the rules rejected the op (the board is unchanged): the page marks the step.
         public var rejected: Bool
+        /// The magnet the op pulled, moved or returned and the path it was dragged along: the
+        /// frame's picture highlights it.
+        public var trace: Trace?
 
         /// A frame showing `board` with `caption` under it.
-        public init(board: Board, caption: String, rejected: Bool = false) {
+        public init(board: Board, caption: String, rejected: Bool = false, trace: Trace? = nil) {
             self.board = board
             self.caption = caption
             self.rejected = rejected
+            self.trace = trace
+        }
+
+        /// The frame of `op`, applied to `before` with `outcome`, giving `after`: its trace
+        /// highlights the magnet the op changed and its drag path.
+        public init(op: MagnetsCore.Operation, outcome: Outcome, before: Board, after: Board, caption: String) {
+            self.init(board: after, caption: caption, rejected: outcome.isRejected,
+                      trace: Trace(op: op, outcome: outcome, before: before, after: after))
         }
     }
 
@@ -38,7 +52,9 @@ public enum Timelapse {
     public static func render(title: String, frames: [Frame]) -> String {
         let data = JSONValue.array(frames.map { frame in
             .object([("caption", .string(frame.caption)), ("rejected", .bool(frame.rejected)),
-                     ("svg", .string(SVGPicture.element(frame.board)))])
+                     ("magnet", frame.trace.map { .string($0.magnet.description) } ?? .null),
+                     ("path", .array((frame.trace?.path ?? []).map(JSONValue.point))),
+                     ("svg", .string(SVGPicture.element(frame.board, trace: frame.trace)))])
         })
         let last = frames.last
         let count = frames.count
@@ -59,7 +75,7 @@ public enum Timelapse {
         <body>
         <main>
         <header><h1>\(shownTitle)</h1><span class="count">\(count) \(count == 1 ? "frame" : "frames")</span></header>
-        <figure id="stage">\(last.map { SVGPicture.element($0.board) } ?? "<p class=\"empty\">No frames to show.</p>")</figure>
+        <figure id="stage">\(last.map { SVGPicture.element($0.board, trace: $0.trace) } ?? "<p class=\"empty\">No frames to show.</p>")</figure>
         <div class="controls">
         <button id="play" type="button" aria-label="Play"\(count < 2 ? " disabled" : "")>▶</button>
         <input id="scrub" type="range" min="0" max="\(max(0, count - 1))" step="1" value="\(max(0, count - 1))" aria-label="Frame"\(count < 2 ? " disabled" : "")>
