@@ -128,10 +128,11 @@ extension SVGPicture {
             out += "<rect class=\"board\" x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" rx=\"\(n(6 * u))\" fill=\"#fdfcf8\" stroke=\"#c8c1b3\" stroke-width=\"\(n(2 * u))\" filter=\"url(#magnets-shadow)\"/>\n"
             writeZones()
             writeBoundaries()
+            if let trace { writePath(trace) }
             writeMagnets(magnets)
             writeCaptured(magnets)
             writeWords()
-            if let trace { writeTrace(trace) }
+            if let trace { writeMark(trace) }
             out += "<text class=\"caption\" x=\"0\" y=\"\(n(captionY))\" font-size=\"\(n(13 * u))\" fill=\"#7a7366\">"
             out += "<tspan font-weight=\"bold\" fill=\"#4f4a40\">\(e(board.name.isEmpty ? "board" : board.name))</tspan>"
             out += " \(e(sizeText)) · \(e(counts))</text>\n"
@@ -330,36 +331,48 @@ extension SVGPicture {
             out += "</g>\n"
         }
 
-        /// The path the step's op dragged its magnet along (dashed, from a dot to an arrow),
-        /// and a ring around that magnet — or a dashed outline where a returned one stood.
-        mutating func writeTrace(_ trace: Trace) {
+        /// Under the magnets: the path the step's op dragged its magnet along, dashed, from a dot
+        /// where it started to an arrow where it reaches the magnet's rect.
+        mutating func writePath(_ trace: Trace) {
+            guard trace.path.count >= 2 else { return }
             let u = unit
-            let ink = "#e0561b"
-            out += "<g class=\"trace\" data-magnet=\"\(e(trace.magnet.description))\">\n"
-            if trace.path.count >= 2 {
-                let points = trace.path.map { "\(n($0.x)),\(n($0.y))" }.joined(separator: " ")
-                out += "<polyline class=\"drag-path\" points=\"\(points)\" fill=\"none\" stroke=\"\(ink)\" stroke-opacity=\"0.85\" stroke-width=\"\(n(2.5 * u))\" stroke-dasharray=\"\(n(8 * u)) \(n(5 * u))\" stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n"
-                let start = trace.path[0], end = trace.path[trace.path.count - 1]
-                out += "<circle class=\"drag-start\" cx=\"\(n(start.x))\" cy=\"\(n(start.y))\" r=\"\(n(4 * u))\" fill=\"\(ink)\"/>\n"
-                // An arrowhead at the end, along the last leg.
-                let before = trace.path[trace.path.count - 2]
-                let dx = end.x - before.x, dy = end.y - before.y
-                let length = (dx * dx + dy * dy).squareRoot()
-                if length > 0 {
-                    let ux = dx / length, uy = dy / length, size = 11 * u
-                    let left = Point(x: end.x - ux * size - uy * size * 0.55, y: end.y - uy * size + ux * size * 0.55)
-                    let right = Point(x: end.x - ux * size + uy * size * 0.55, y: end.y - uy * size - ux * size * 0.55)
-                    out += "<polygon class=\"drag-end\" points=\"\(n(end.x)),\(n(end.y)) \(n(left.x)),\(n(left.y)) \(n(right.x)),\(n(right.y))\" fill=\"\(ink)\"/>\n"
-                }
+            out += "<g class=\"trace\" data-magnet=\"\(e(trace.magnet.description))\" fill=\"\(Self.traceInk)\">\n"
+            let points = trace.path.map { "\(n($0.x)),\(n($0.y))" }.joined(separator: " ")
+            out += "<polyline class=\"drag-path\" points=\"\(points)\" fill=\"none\" stroke=\"\(Self.traceInk)\" stroke-opacity=\"0.85\" stroke-width=\"\(n(2.5 * u))\" stroke-dasharray=\"\(n(8 * u)) \(n(5 * u))\" stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n"
+            let start = trace.path[0], end = trace.path[trace.path.count - 1]
+            out += "<circle class=\"drag-start\" cx=\"\(n(start.x))\" cy=\"\(n(start.y))\" r=\"\(n(4.5 * u))\"/>\n"
+            // The arrow's tip where the last leg enters the magnet's rect (the magnet covers the rest).
+            let before = trace.path[trace.path.count - 2]
+            var tip = end
+            if let rect = board.magnets[trace.magnet]?.rect, let (entry, _) = clipped(Segment(from: before, to: end), to: rect) {
+                tip = entry
             }
-            if let former = trace.returnedFrom {
-                out += "<rect class=\"returned\" x=\"\(n(former.minX))\" y=\"\(n(former.minY))\" width=\"\(n(former.width))\" height=\"\(n(former.height))\" rx=\"\(n(min(former.width, former.height) * 0.16))\" fill=\"none\" stroke=\"\(ink)\" stroke-width=\"\(n(2 * u))\" stroke-dasharray=\"\(n(5 * u)) \(n(4 * u))\"><title>\(e("\(trace.magnet) returned to the tray"))</title></rect>\n"
-            } else if let m = board.magnets[trace.magnet] {
-                let r = m.rect, pad = 4 * u
-                out += "<rect class=\"changed\" x=\"\(n(r.minX - pad))\" y=\"\(n(r.minY - pad))\" width=\"\(n(r.width + 2 * pad))\" height=\"\(n(r.height + 2 * pad))\" rx=\"\(n(min(r.width, r.height) * 0.16 + pad))\" fill=\"none\" stroke=\"\(ink)\" stroke-width=\"\(n(3 * u))\"><title>\(e("\(m.id) '\(m.letter)' — this step"))</title></rect>\n"
+            let dx = tip.x - before.x, dy = tip.y - before.y
+            let length = (dx * dx + dy * dy).squareRoot()
+            let size = 12 * u
+            if length > size / 2 {
+                let ux = dx / length, uy = dy / length
+                let left = Point(x: tip.x - ux * size - uy * size * 0.5, y: tip.y - uy * size + ux * size * 0.5)
+                let right = Point(x: tip.x - ux * size + uy * size * 0.5, y: tip.y - uy * size - ux * size * 0.5)
+                out += "<polygon class=\"drag-end\" points=\"\(n(tip.x)),\(n(tip.y)) \(n(left.x)),\(n(left.y)) \(n(right.x)),\(n(right.y))\"/>\n"
             }
             out += "</g>\n"
         }
+
+        /// Over everything: a ring around the magnet the step changed, or a dashed outline where
+        /// a returned one stood.
+        mutating func writeMark(_ trace: Trace) {
+            let u = unit, ink = Self.traceInk
+            if let former = trace.returnedFrom {
+                out += "<rect class=\"returned\" data-magnet=\"\(e(trace.magnet.description))\" x=\"\(n(former.minX))\" y=\"\(n(former.minY))\" width=\"\(n(former.width))\" height=\"\(n(former.height))\" rx=\"\(n(min(former.width, former.height) * 0.16))\" fill=\"none\" stroke=\"\(ink)\" stroke-width=\"\(n(2 * u))\" stroke-dasharray=\"\(n(5 * u)) \(n(4 * u))\"><title>\(e("\(trace.magnet) returned to the tray"))</title></rect>\n"
+            } else if let m = board.magnets[trace.magnet] {
+                let r = m.rect, pad = 4 * u
+                out += "<rect class=\"changed\" data-magnet=\"\(e(m.id.description))\" x=\"\(n(r.minX - pad))\" y=\"\(n(r.minY - pad))\" width=\"\(n(r.width + 2 * pad))\" height=\"\(n(r.height + 2 * pad))\" rx=\"\(n(min(r.width, r.height) * 0.16 + pad))\" fill=\"none\" stroke=\"\(ink)\" stroke-width=\"\(n(3 * u))\"><title>\(e("\(m.id) '\(m.letter)' — this step"))</title></rect>\n"
+            }
+        }
+
+        /// The color of a step's trace.
+        static let traceInk = "#e0561b"
 
         // MARK: Helpers
 
