@@ -128,10 +128,8 @@ extension Word {
     public static func find(in magnets: [Magnet]) -> [Word] {
         let n = magnets.count
         guard n >= 2 else { return [] }
-        var xs = [Double](repeating: 0, count: n), ys = xs, ws = xs, hs = xs
-        for (i, m) in magnets.enumerated() {
-            xs[i] = m.center.x; ys[i] = m.center.y; ws[i] = m.size.width; hs[i] = m.size.height
-        }
+        let xs = magnets.map(\.center.x), ys = magnets.map(\.center.y)
+        let ws = magnets.map(\.size.width), hs = magnets.map(\.size.height)
         // Bands as tall as the median magnet: a magnet spans two or three of them.
         var sortedHeights = hs
         sortedHeights.sort()
@@ -139,8 +137,7 @@ extension Word {
         func band(_ y: Double) -> Int {
             Int((Swift.max(-1e12, Swift.min(1e12, y)) / bandHeight).rounded(.down))
         }
-        var bands = [Int](repeating: 0, count: n)
-        for i in 0..<n { bands[i] = band(ys[i]) }
+        let bands = ys.map(band)
         var order = Array(0..<n)
         order.sort { a, b in
             if bands[a] != bands[b] { return bands[a] < bands[b] }
