@@ -35,6 +35,18 @@ public enum SVGPicture {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + element(board, trace: trace)
     }
 
+    /// A trace's two layers for a picture of `board` drawn by ``element(_:trace:)`` without it:
+    /// `under` goes just before the magnets' group (the drag path), `over` at the end (the ring,
+    /// or a returned magnet's outline). Either may be empty.
+    static func traceLayers(_ board: Board, trace: Trace) -> (under: String, over: String) {
+        var writer = Writer(board: board)
+        writer.writePath(trace)
+        let under = writer.out
+        writer.out = ""
+        writer.writeMark(trace)
+        return (under, writer.out)
+    }
+
     /// The `<svg>` element alone (no XML declaration), as HTML embeds it.
     static func element(_ board: Board, trace: Trace? = nil) -> String {
         var writer = Writer(board: board)

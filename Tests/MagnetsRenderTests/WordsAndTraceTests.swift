@@ -143,16 +143,24 @@ struct WordsAndTraceTests {
         #expect(data.map { $0["magnet"] as? String } == [nil, a.description, a.description])
         #expect(data[0]["magnet"] is NSNull)
         #expect(data.map { ($0["path"] as? [[Double]]) ?? [[-1]] } == [[], [], [[200, 200], [300, 200], [300, 400]]])
-        let svg = try #require(data[2]["svg"] as? String)
-        let xml = try #require(ParsedXML.parse(svg))
-        #expect(xml.elements(named: "g", class: "trace").map { $0.attributes["data-magnet"] } == [a.description])
-        #expect(xml.elements(named: "polyline", class: "drag-path").map { $0.attributes["points"] } == ["200,200 300,200 300,400"])
-        #expect(xml.elements(named: "rect", class: "changed").count == 1)
-        let pulledSVG = try #require(data[1]["svg"] as? String), firstSVG = try #require(data[0]["svg"] as? String)
-        let pulled = try #require(ParsedXML.parse(pulledSVG))
-        #expect(pulled.elements(named: "rect", class: "changed").count == 1)
-        #expect(pulled.elements(named: "polyline", class: "drag-path").isEmpty)
-        let first = try #require(ParsedXML.parse(firstSVG))
-        #expect(first.elements(named: "g", class: "trace").isEmpty)
+        // The picture is the board's alone; the trace comes as two layers the page adds to it.
+        #expect(data.map { $0["svg"] as? String } == frames.map { SVGPicture.render($0.board).split(separator: "\n", maxSplits: 1).last.map(String.init) })
+        let under = try #require(data[2]["under"] as? String), over = try #require(data[2]["over"] as? String)
+        let path = try #require(ParsedXML.parse(under))
+        #expect(path.elements(named: "g", class: "trace").map { $0.attributes["data-magnet"] } == [a.description])
+        #expect(path.elements(named: "polyline", class: "drag-path").map { $0.attributes["points"] } == ["200,200 300,200 300,400"])
+        let ring = try #require(ParsedXML.parse(over))
+        #expect(ring.elements(named: "rect", class: "changed").map { $0.attributes["data-magnet"] } == [a.description])
+        // A pull straight to a point: a ring, no path; a tray edit: nothing.
+        #expect(data[1]["under"] as? String == "")
+        let pulledRing = try #require(data[1]["over"] as? String)
+        #expect(pulledRing.contains("class=\"changed\""))
+        #expect(data[0]["under"] as? String == "" && data[0]["over"] as? String == "")
+        // The page puts the path under the magnets and the ring on top.
+        #expect(html.contains("magnets.insertAdjacentHTML(\"beforebegin\", frames[i].under)"))
+        #expect(html.contains("svg.insertAdjacentHTML(\"beforeend\", frames[i].over)"))
+        // The whole picture with its trace, as SVGPicture.render(_:trace:) draws it, is well-formed.
+        let whole = try #require(ParsedXML.parse(SVGPicture.render(frames[2].board, trace: frames[2].trace)))
+        #expect(whole.elements(named: "polyline", class: "drag-path").count == 1 && whole.elements(named: "rect", class: "changed").count == 1)
     }
 }
