@@ -11,7 +11,13 @@ import MagnetsCore
 ///   colors they accept; full zones are gray;
 /// - boundaries as thick lines, labelled with their name;
 /// - magnets as rounded rects of their size at their center, in their color (see ``Palette``),
-///   with their letter centered in a readable color, in ascending `z` (the top one last).
+///   with their letter centered in a readable color, in ascending `z` (the top one last);
+/// - over them all, each captured magnet's outline in its zone's ink with a small badge of its
+///   letter at its top-right corner (`class="captured"`), so a zone's content shows even when a
+///   free magnet lies over it;
+/// - the words of SPEC §10 underlined (`class="word"`, the word as its `<title>`);
+/// - with a ``Trace`` (a timelapse step), the path the op dragged its magnet along and a ring
+///   around that magnet (or a dashed outline where a returned magnet stood).
 ///
 /// Zones and boundaries are clipped to the board. Everything a user named — letters, names,
 /// colors — is XML-escaped. Chrome (strokes, fonts, the tray) scales with the board, so the
@@ -24,14 +30,27 @@ import MagnetsCore
 public enum SVGPicture {
     /// The SVG document, starting with an XML declaration.
     ///
-    /// - Complexity: O(magnets log magnets + zones + boundaries + tiles).
-    public static func render(_ board: Board) -> String {
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + element(board)
+    /// - Complexity: O(magnets log magnets + zones + boundaries + tiles + the trace's points).
+    public static func render(_ board: Board, trace: Trace? = nil) -> String {
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + element(board, trace: trace)
+    }
+
+    /// A trace's two layers for a picture of `board` drawn by ``element(_:trace:)`` without it:
+    /// `under` goes just before the magnets' group (the drag path), `over` at the end (the ring,
+    /// or a returned magnet's outline). Either may be empty.
+    static func traceLayers(_ board: Board, trace: Trace) -> (under: String, over: String) {
+        var writer = Writer(board: board)
+        writer.writePath(trace)
+        let under = writer.out
+        writer.out = ""
+        writer.writeMark(trace)
+        return (under, writer.out)
     }
 
     /// The `<svg>` element alone (no XML declaration), as HTML embeds it.
-    static func element(_ board: Board) -> String {
+    static func element(_ board: Board, trace: Trace? = nil) -> String {
         var writer = Writer(board: board)
+        writer.trace = trace
         writer.write()
         return writer.out
     }
@@ -49,6 +68,8 @@ extension SVGPicture {
         let height: Double
         /// One unit of chrome: strokes, fonts and the tray scale with it (1 for a 1000-wide board).
         let unit: Double
+        /// What the op of a timelapse step did, drawn over the board.
+        var trace: Trace?
         var out = ""
 
         init(board: Board) {
@@ -119,7 +140,11 @@ extension SVGPicture {
             out += "<rect class=\"board\" x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" rx=\"\(n(6 * u))\" fill=\"#fdfcf8\" stroke=\"#c8c1b3\" stroke-width=\"\(n(2 * u))\" filter=\"url(#magnets-shadow)\"/>\n"
             writeZones()
             writeBoundaries()
+            if let trace { writePath(trace) }
             writeMagnets(magnets)
+            writeCaptured(magnets)
+            writeWords()
+            if let trace { writeMark(trace) }
             out += "<text class=\"caption\" x=\"0\" y=\"\(n(captionY))\" font-size=\"\(n(13 * u))\" fill=\"#7a7366\">"
             out += "<tspan font-weight=\"bold\" fill=\"#4f4a40\">\(e(board.name.isEmpty ? "board" : board.name))</tspan>"
             out += " \(e(sizeText)) · \(e(counts))</text>\n"
@@ -275,6 +300,91 @@ extension SVGPicture {
             }
             out += "</g>\n"
         }
+
+        // MARK: Captured magnets, words, the trace
+
+        /// Over every magnet: each captured one's outline and a badge with its letter, in the
+        /// ink of zones, so what a zone holds shows even under a free magnet.
+        mutating func writeCaptured(_ magnets: [Magnet]) {
+            let captured = magnets.filter { $0.zone != nil }
+            guard !captured.isEmpty else { return }
+            let u = unit
+            let ink = "#3f6fa8"
+            out += "<g class=\"captured-magnets\">\n"
+            for m in captured {
+                let r = m.rect
+                let corner = min(r.width, r.height) * 0.16
+                let radius = max(7 * u, min(r.width, r.height) * 0.26)
+                let size = radius * 1.25
+                let cx = r.maxX - radius * 0.35, cy = r.minY + radius * 0.35
+                out += "<g class=\"captured\" data-magnet=\"\(e(m.id.description))\" data-zone=\"\(e(m.zone!))\">"
+                out += "<title>\(e("\(m.id) '\(m.letter)' held by zone '\(m.zone!)'"))</title>"
+                out += "<rect class=\"captured-outline\" x=\"\(n(r.minX))\" y=\"\(n(r.minY))\" width=\"\(n(r.width))\" height=\"\(n(r.height))\" rx=\"\(n(corner))\" fill=\"none\" stroke=\"\(ink)\" stroke-width=\"\(n(2 * u))\"/>"
+                out += "<circle class=\"captured-badge\" cx=\"\(n(cx))\" cy=\"\(n(cy))\" r=\"\(n(radius))\" fill=\"\(ink)\" stroke=\"#ffffff\" stroke-width=\"\(n(u))\"/>"
+                out += "<text class=\"captured-letter\" x=\"\(n(cx))\" y=\"\(n(cy + 0.36 * size))\" font-size=\"\(n(size))\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#ffffff\">\(e(m.letter))</text>"
+                out += "</g>\n"
+            }
+            out += "</g>\n"
+        }
+
+        /// A line under each word (SPEC §10), from its first magnet's left edge to its last's
+        /// right edge, just below the lowest of its magnets.
+        mutating func writeWords() {
+            let words = board.words
+            guard !words.isEmpty else { return }
+            let u = unit
+            out += "<g class=\"words\" stroke=\"#d9822b\" stroke-width=\"\(n(3 * u))\" stroke-linecap=\"round\">\n"
+            for word in words {
+                let rects = word.magnets.compactMap { board.magnets[$0]?.rect }
+                guard let first = rects.first, let last = rects.last else { continue }
+                let y = (rects.map(\.maxY).max() ?? first.maxY) + 4 * u
+                out += "<line class=\"word\" data-magnets=\"\(e(word.magnets.map(\.description).joined(separator: " ")))\" x1=\"\(n(first.minX + 2 * u))\" y1=\"\(n(y))\" x2=\"\(n(last.maxX - 2 * u))\" y2=\"\(n(y))\"><title>\(e(word.text))</title></line>\n"
+            }
+            out += "</g>\n"
+        }
+
+        /// Under the magnets: the path the step's op dragged its magnet along, dashed, from a dot
+        /// where it started to an arrow where it reaches the magnet's rect.
+        mutating func writePath(_ trace: Trace) {
+            guard trace.path.count >= 2 else { return }
+            let u = unit
+            out += "<g class=\"trace\" data-magnet=\"\(e(trace.magnet.description))\" fill=\"\(Self.traceInk)\">\n"
+            let points = trace.path.map { "\(n($0.x)),\(n($0.y))" }.joined(separator: " ")
+            out += "<polyline class=\"drag-path\" points=\"\(points)\" fill=\"none\" stroke=\"\(Self.traceInk)\" stroke-opacity=\"0.85\" stroke-width=\"\(n(2.5 * u))\" stroke-dasharray=\"\(n(8 * u)) \(n(5 * u))\" stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n"
+            let start = trace.path[0], end = trace.path[trace.path.count - 1]
+            out += "<circle class=\"drag-start\" cx=\"\(n(start.x))\" cy=\"\(n(start.y))\" r=\"\(n(4.5 * u))\"/>\n"
+            // The arrow's tip where the last leg enters the magnet's rect (the magnet covers the rest).
+            let before = trace.path[trace.path.count - 2]
+            var tip = end
+            if let rect = board.magnets[trace.magnet]?.rect, let (entry, _) = clipped(Segment(from: before, to: end), to: rect) {
+                tip = entry
+            }
+            let dx = tip.x - before.x, dy = tip.y - before.y
+            let length = (dx * dx + dy * dy).squareRoot()
+            let size = 12 * u
+            if length > size / 2 {
+                let ux = dx / length, uy = dy / length
+                let left = Point(x: tip.x - ux * size - uy * size * 0.5, y: tip.y - uy * size + ux * size * 0.5)
+                let right = Point(x: tip.x - ux * size + uy * size * 0.5, y: tip.y - uy * size - ux * size * 0.5)
+                out += "<polygon class=\"drag-end\" points=\"\(n(tip.x)),\(n(tip.y)) \(n(left.x)),\(n(left.y)) \(n(right.x)),\(n(right.y))\"/>\n"
+            }
+            out += "</g>\n"
+        }
+
+        /// Over everything: a ring around the magnet the step changed, or a dashed outline where
+        /// a returned one stood.
+        mutating func writeMark(_ trace: Trace) {
+            let u = unit, ink = Self.traceInk
+            if let former = trace.returnedFrom {
+                out += "<rect class=\"returned\" data-magnet=\"\(e(trace.magnet.description))\" x=\"\(n(former.minX))\" y=\"\(n(former.minY))\" width=\"\(n(former.width))\" height=\"\(n(former.height))\" rx=\"\(n(min(former.width, former.height) * 0.16))\" fill=\"none\" stroke=\"\(ink)\" stroke-width=\"\(n(2 * u))\" stroke-dasharray=\"\(n(5 * u)) \(n(4 * u))\"><title>\(e("\(trace.magnet) returned to the tray"))</title></rect>\n"
+            } else if let m = board.magnets[trace.magnet] {
+                let r = m.rect, pad = 4 * u
+                out += "<rect class=\"changed\" data-magnet=\"\(e(m.id.description))\" x=\"\(n(r.minX - pad))\" y=\"\(n(r.minY - pad))\" width=\"\(n(r.width + 2 * pad))\" height=\"\(n(r.height + 2 * pad))\" rx=\"\(n(min(r.width, r.height) * 0.16 + pad))\" fill=\"none\" stroke=\"\(ink)\" stroke-width=\"\(n(3 * u))\"><title>\(e("\(m.id) '\(m.letter)' — this step"))</title></rect>\n"
+            }
+        }
+
+        /// The color of a step's trace.
+        static let traceInk = "#e0561b"
 
         // MARK: Helpers
 

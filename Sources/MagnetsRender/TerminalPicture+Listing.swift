@@ -4,7 +4,8 @@ import MagnetsCore
 
 extension TerminalPicture {
     /// Everything on the board as aligned plain text (no escape codes): a summary line, then
-    /// the magnets (id, letter, color, x, y, zone, z; by replica and seq), the zones (name, rect
+    /// the magnets (id, letter, color, x, y, zone, z; by replica and seq), a line of the words
+    /// they spell (SPEC §10: `words: HI at 100,200 · OK at 300,400`, or `words: none`), the zones (name, rect
     /// `x,y,w,h`, capacity, accepted colors, the magnets held), the boundaries (name, from, to)
     /// and the tray (letter, color, size, remaining or `unlimited`). Numbers are printed as
     /// users type them (``formatNumber(_:)``); columns are aligned by display width, so emoji
@@ -38,6 +39,9 @@ extension TerminalPicture {
                          rightAligned: [3, 4, 6])
 
         lines.append("")
+        lines.append(wordsLine(board))
+
+        lines.append("")
         var held: [String: [MagnetID]] = [:]
         for m in magnets { if let zone = m.zone { held[zone, default: []].append(m.id) } }
         lines += section("zones", header: ["NAME", "RECT", "CAPACITY", "ACCEPTS", "MAGNETS"],
@@ -63,6 +67,16 @@ extension TerminalPicture {
                          },
                          rightAligned: [])
         return lines.joined(separator: "\n")
+    }
+
+    /// `words: HI at 100,200 · OK at 300,400` (SPEC §10, in the order of ``Board/words``), or
+    /// `words: none`.
+    ///
+    /// - Complexity: O(magnets log magnets).
+    public static func wordsLine(_ board: Board) -> String {
+        let words = board.words
+        guard !words.isEmpty else { return "words: none" }
+        return "words: " + words.map { "\(TerminalText.sanitized($0.text)) at \(Point(x: $0.x, y: $0.y))" }.joined(separator: " · ")
     }
 
     /// `1 zone`, `2 zones`.

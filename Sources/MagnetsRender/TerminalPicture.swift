@@ -4,8 +4,8 @@ import MagnetsCore
 ///
 /// The picture is the board's frame scaled to the columns available: a terminal cell is about
 /// twice as tall as it is wide, so a row covers twice the points a column does. Inside the frame,
-/// zones are dashed outlines (`╭┄┄╮`) labelled with their name and how full they are
-/// (`slot 1/2`), boundaries are lines (`─ │ ╱ ╲`), and magnets are their letters at the cell of
+/// zones are dashed outlines (`╭┄┄╮`) labelled with their name, how full they are and the
+/// letters they hold (`slot 1/2 [A]`), boundaries are lines (`─ │ ╱ ╲`), and magnets are their letters at the cell of
 /// their center, the highest `z` drawn last. Wide characters (emoji, CJK) take two columns;
 /// control and format characters in names are never printed raw, so every line of the picture
 /// has the same display width.
@@ -29,7 +29,10 @@ public enum TerminalPicture {
     /// - Complexity: O(rows × columns + magnets log magnets + zones + boundaries).
     public static func render(_ board: Board, columns: Int, colored: Bool) -> String {
         var canvas = Canvas(board: board, columns: columns)
-        for zone in board.zones { canvas.draw(zone) }
+        // A zone's label names the letters it holds: a free magnet over a captured one hides it.
+        var held: [String: String] = [:]
+        for magnet in board.sortedMagnets { if let zone = magnet.zone { held[zone, default: ""] += magnet.letter } }
+        for zone in board.zones { canvas.draw(zone, holding: held[zone.name] ?? "") }
         for boundary in board.boundaries { canvas.draw(boundary) }
         let stack = board.magnets.values.sorted { ($0.z, $0.id) < ($1.z, $1.id) }
         for magnet in stack { canvas.draw(magnet) }
@@ -175,8 +178,8 @@ extension TerminalPicture {
 
         // MARK: Drawing
 
-        /// A dashed outline with rounded corners and `name held/capacity` on its top edge.
-        mutating func draw(_ zone: Zone) {
+        /// A dashed outline with rounded corners and `name held/capacity [letters]` on its top edge.
+        mutating func draw(_ zone: Zone, holding letters: String = "") {
             let r = zone.rect
             guard r.minX.isFinite, r.minY.isFinite, r.maxX.isFinite, r.maxY.isFinite else { return }
             let left = column(r.minX), top = row(r.minY)
@@ -207,7 +210,7 @@ extension TerminalPicture {
             }
             // The label goes on the top edge when it fits there, else just above the zone (or
             // below it, or over the edge when the zone spans the whole height).
-            let label = "\(zone.name) \(zone.occupancy)/\(zone.capacity)"
+            let label = "\(zone.name) \(zone.occupancy)/\(zone.capacity)" + (letters.isEmpty ? "" : " [\(letters)]")
             let inside = max(left, 0) + 1, insideEnd = min(right, columns) - 1
             if top >= 0, TerminalText.width(label) <= insideEnd - inside {
                 write(label, row: top, column: inside, style: .zone)

@@ -9,6 +9,10 @@ import MagnetsCore
 /// and `&` escaped, so no caption or name can end the script (`</script>`) or inject markup;
 /// captions are shown with `textContent`. The page starts on the last frame; play from the last
 /// frame starts again at the first. Keys: ← → step, space plays or pauses, Home / End jump.
+/// Each frame carries the magnet its op changed (`"magnet"`, or `null`) and the path the op
+/// dragged it along (`"path"`: `[[x, y], …]`, see ``Trace``); its picture (`"svg"`, exactly
+/// `render --svg --at N`) is shown with the trace's two layers added (`"under"`: the drag path,
+/// put under the magnets; `"over"`: a ring around the magnet, on top).
 ///
 /// ```swift
 /// let frames = boards.map { Timelapse.Frame(board: $0.board, caption: $0.caption) }
@@ -23,12 +27,23 @@ public enum Timelapse {
         public var caption: String
         /// `true` when the rules rejected the op (the board is unchanged): the page marks the step.
         public var rejected: Bool
+        /// The magnet the op pulled, moved or returned and the path it was dragged along: the
+        /// frame's picture highlights it.
+        public var trace: Trace?
 
         /// A frame showing `board` with `caption` under it.
-        public init(board: Board, caption: String, rejected: Bool = false) {
+        public init(board: Board, caption: String, rejected: Bool = false, trace: Trace? = nil) {
             self.board = board
             self.caption = caption
             self.rejected = rejected
+            self.trace = trace
+        }
+
+        /// The frame of `op`, applied to `before` with `outcome`, giving `after`: its trace
+        /// highlights the magnet the op changed and its drag path.
+        public init(op: MagnetsCore.Operation, outcome: Outcome, before: Board, after: Board, caption: String) {
+            self.init(board: after, caption: caption, rejected: outcome.isRejected,
+                      trace: Trace(op: op, outcome: outcome, before: before, after: after))
         }
     }
 
@@ -37,8 +52,12 @@ public enum Timelapse {
     /// - Complexity: O(total size of the frames' SVG pictures).
     public static func render(title: String, frames: [Frame]) -> String {
         let data = JSONValue.array(frames.map { frame in
-            .object([("caption", .string(frame.caption)), ("rejected", .bool(frame.rejected)),
-                     ("svg", .string(SVGPicture.element(frame.board)))])
+            let (under, over) = layers(frame)
+            return .object([("caption", .string(frame.caption)), ("rejected", .bool(frame.rejected)),
+                     ("magnet", frame.trace.map { .string($0.magnet.description) } ?? .null),
+                     ("path", .array((frame.trace?.path ?? []).map(JSONValue.point))),
+                     ("svg", .string(SVGPicture.element(frame.board))),
+                     ("under", .string(under)), ("over", .string(over))])
         })
         let last = frames.last
         let count = frames.count
@@ -74,6 +93,11 @@ public enum Timelapse {
         html += Markup.scriptJSON(data)
         html += "</script>\n<script>\n" + script + "</script>\n</body>\n</html>\n"
         return html
+    }
+
+    /// The frame's trace drawn as two layers of its picture (see ``SVGPicture/traceLayers(_:trace:)``).
+    static func layers(_ frame: Frame) -> (under: String, over: String) {
+        frame.trace.map { SVGPicture.traceLayers(frame.board, trace: $0) } ?? ("", "")
     }
 
     // MARK: - Page parts
@@ -136,6 +160,14 @@ public enum Timelapse {
         i = Math.max(0, Math.min(frames.length - 1, i));
         if (i !== current) {
           stage.innerHTML = frames[i].svg;
+          // The step's trace: its drag path under the magnets, a ring over them.
+          var svg = stage.querySelector("svg");
+          if (svg && frames[i].under) {
+            var magnets = svg.querySelector("g.magnets");
+            if (magnets) { magnets.insertAdjacentHTML("beforebegin", frames[i].under); }
+            else { svg.insertAdjacentHTML("beforeend", frames[i].under); }
+          }
+          if (svg && frames[i].over) { svg.insertAdjacentHTML("beforeend", frames[i].over); }
           if (current >= 0) { items[current].className = frames[current].rejected ? "rejected" : ""; }
           items[i].className = frames[i].rejected ? "current rejected" : "current";
           // Keep the current step in view by scrolling the list alone (scrollIntoView would

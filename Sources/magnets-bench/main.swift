@@ -1,6 +1,6 @@
 import Foundation
 
-// magnets-bench [core|store|sync|sync-quick|history|all]: prints the figures the issues ask for, measured in one
+// magnets-bench [core|store|sync|sync-quick|history|words|all]: prints the figures the issues ask for, measured in one
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
@@ -11,6 +11,7 @@ do {
     case "store": try StoreBenchmark.run()
     case "sync": try SyncBenchmark.run()
     case "history": try HistoryBenchmark.run()
+    case "words": WordsBenchmark.run()
     case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
     case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
     case "all":
@@ -18,8 +19,9 @@ do {
         try StoreBenchmark.run()
         try SyncBenchmark.run()
         try HistoryBenchmark.run()
+        WordsBenchmark.run()
     default:
-        print("usage: magnets-bench [core|fold|store|sync|sync-quick|history|probe [M]|all]")
+        print("usage: magnets-bench [core|fold|store|sync|sync-quick|history|words|probe [M]|all]")
         exit(64)
     }
 } catch {

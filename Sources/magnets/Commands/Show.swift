@@ -63,8 +63,9 @@ extension Magnets {
             var frames: [Timelapse.Frame] = []
             try file.history { entry in
                 if let at, entry.position > at { return }
+                let before = board
                 let outcome = board.apply(entry.op)
-                frames.append(Timelapse.Frame(board: board, caption: History.caption(entry), rejected: outcome.isRejected))
+                frames.append(Timelapse.Frame(op: entry.op, outcome: outcome, before: before, after: board, caption: History.caption(entry)))
             }
             if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(frames.count) ops", frames: frames),
                                        to: timelapse!, as: .html) {
