@@ -42,6 +42,20 @@ enum Measure {
         return Run(seconds: seconds, peakMiB: peak / 1024, status: (status >> 8) & 0xFF)
     }
 
+    /// Runs `executable` with `arguments` and returns what it printed (standard output and error).
+    static func output(_ executable: String, _ arguments: [String]) throws -> (status: Int32, text: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return .nan }

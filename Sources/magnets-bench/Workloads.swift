@@ -27,10 +27,9 @@ enum Workloads {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    /// A board with `magnets` magnets pulled, `zones` zones and `boundaries` boundaries, made by
-    /// replica `base`.
-    static func base(at path: String, magnets: Int, zones: Int, boundaries: Int, scratch: String) throws -> BoardFile {
-        let file = try BoardFile.create(path, name: "bench", size: Size(width: 1000, height: 700), replica: "base", author: "base")
+    /// The ops after `board.create` (seq 1, Lamport 1) of a board with `magnets` magnets pulled,
+    /// `zones` zones and `boundaries` boundaries, made by replica `base`.
+    static func baseOps(magnets: Int, zones: Int, boundaries: Int) -> [MagnetsCore.Operation] {
         var rng = SeededRandom(seed: 7)
         var ops: [MagnetsCore.Operation] = []
         var seq = 1
@@ -55,7 +54,13 @@ enum Workloads {
                       target: .point(Point(x: Double.random(in: 0...1000, using: &rng).rounded(),
                                            y: Double.random(in: 0...700, using: &rng).rounded()))))
         }
-        try importOps(ops, into: file, scratch: scratch)
+        return ops
+    }
+
+    /// A board file holding `baseOps`.
+    static func base(at path: String, magnets: Int, zones: Int, boundaries: Int, scratch: String) throws -> BoardFile {
+        let file = try BoardFile.create(path, name: "bench", size: Size(width: 1000, height: 700), replica: "base", author: "base")
+        try importOps(baseOps(magnets: magnets, zones: zones, boundaries: boundaries), into: file, scratch: scratch)
         return file
     }
 
@@ -63,12 +68,17 @@ enum Workloads {
     /// the file's current version (concurrent with every other replica's later ops).
     static func moves(_ count: Int, replica: String, on file: BoardFile, seed: UInt64) throws -> [MagnetsCore.Operation] {
         let now = try file.current()
-        let ids = now.board.sortedMagnets.map(\.id)
+        return moves(count, replica: replica, board: now.board, clock: now.clock, maxLamport: now.maxLamport, seed: seed)
+    }
+
+    /// The same from a board, its version vector and its largest Lamport number.
+    static func moves(_ count: Int, replica: String, board: Board, clock: VectorClock, maxLamport: Int,
+                      seed: UInt64) -> [MagnetsCore.Operation] {
+        let ids = board.sortedMagnets.map(\.id)
         var rng = SeededRandom(seed: seed)
-        var context = now.clock
+        var context = clock
         context[replica] = 0
-        let firstSeq = now.clock[replica] + 1
-        let maxLamport = try file.maxLamport()
+        let firstSeq = clock[replica] + 1
         var ops: [MagnetsCore.Operation] = []
         ops.reserveCapacity(count)
         for k in 0..<count {

@@ -10,6 +10,11 @@ do {
     case "fold": CoreBenchmark.foldOnly() // for profiling: generation, then folds only
     case "store": try StoreBenchmark.run()
     case "sync": try SyncBenchmark.run()
+    case "sync-against":
+        // magnets-bench sync-against OTHER_MAGNETS [M…]: this build's sync against another's.
+        guard let other = CommandLine.arguments.dropFirst(2).first else { throw BenchError("sync-against needs the other magnets binary") }
+        let sizes = CommandLine.arguments.dropFirst(3).compactMap { Int($0) }
+        try SyncAgainstBenchmark.run(other: other, sizes: sizes.isEmpty ? [50_000, 200_000] : sizes)
     case "history": try HistoryBenchmark.run()
     case "words": WordsBenchmark.run()
     case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
@@ -21,7 +26,7 @@ do {
         try HistoryBenchmark.run()
         WordsBenchmark.run()
     default:
-        print("usage: magnets-bench [core|fold|store|sync|sync-quick|history|words|probe [M]|all]")
+        print("usage: magnets-bench [core|fold|store|sync|sync-quick|sync-against OTHER [M…]|history|words|probe [M]|all]")
         exit(64)
     }
 } catch {

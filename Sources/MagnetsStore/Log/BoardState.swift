@@ -61,14 +61,14 @@ enum BoardState {
     ///
     /// - Complexity: O(magnets + zones + boundaries + tiles) comparisons; writes only changed rows.
     static func saveState(_ new: Board, replacing old: Board?, ops: Int, _ db: Database, index: inout LogIndex) throws {
-        try BoardRecord(board: new, ops: ops).upsert(db)
+        try BoardRecord(board: new, ops: ops).insert(db, onConflict: .replace)
         if old == nil {
             for table in [MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self] as [any TableRecord.Type] {
                 try table.deleteAll(db)
             }
         }
         for (id, magnet) in new.magnets where old?.magnets[id] != magnet {
-            try MagnetRecord(magnet, id: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)).upsert(db)
+            try MagnetRecord(magnet, id: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)).insert(db, onConflict: .replace)
         }
         for id in old?.magnets.keys ?? [:].keys where new.magnets[id] == nil {
             _ = try MagnetRecord.deleteOne(db, key: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq))
@@ -87,7 +87,7 @@ enum BoardState {
             for (i, b) in new.boundaries.enumerated() { try BoundaryRecord(position: i, boundary: b).insert(db) }
         }
         for (i, tile) in new.tray.enumerated() where old.map({ i >= $0.tray.count || $0.tray[i] != tile }) ?? true {
-            try TileRecord(position: i, tile: tile).upsert(db)
+            try TileRecord(position: i, tile: tile).insert(db, onConflict: .replace)
         }
     }
 }

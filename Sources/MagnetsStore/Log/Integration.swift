@@ -1,15 +1,15 @@
 import GRDB
 import MagnetsCore
 
-/// The one road by which ops and what they derive enter a file: a local command, an import, each
-/// side of a sync and a repair all write through `Integration.write`. It replays the part of the
-/// replay order the new ops change, once, through `Board.apply`, and writes the new ops, every
-/// outcome of that part, its checkpoints and the current board's diff, in the caller's
-/// transaction.
+/// How ops and what they derive enter a file. A local command, an import and a repair replay the
+/// part of the replay order their new ops change as they read it (`write`); a sync between two
+/// files replays that part once for both (`replay`) and hands each file the result (`write(_:)`
+/// of a `Replay`). Either way every op, outcome, checkpoint and the board reach the file through
+/// one `DerivedWriter`, in the caller's transaction.
 enum Integration {
     /// Where a replay starts: the board after the first `position` ops of the replay order, the
     /// last of which is `after`, and the version vector of those ops.
-    struct Start {
+    struct Start: Sendable, Equatable {
         var board: Board
         var position: Int
         var after: OrderKey?
@@ -19,8 +19,7 @@ enum Integration {
         static let empty = Start(board: Board(), position: 0, after: nil, clock: VectorClock())
     }
 
-    /// Sees each op of the replayed part with its outcome, and whether it is one of the new ones.
-    typealias Observer = (_ op: Operation, _ outcome: Outcome, _ isNew: Bool) -> Void
+    typealias Observer = ReplayObserver
 
     /// Adds `fresh` — admitted ops (see `Admission`), in replay order — to the log with everything
     /// they derive, and returns the board after them. The replay starts at the file's end when
@@ -34,12 +33,12 @@ enum Integration {
     static func write(_ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
                       interval: Int, _ db: Database, index: inout LogIndex, observe: Observer? = nil) throws -> Board {
         let (currentBoard, currentCount) = try current ?? BoardState.loadState(db, index: index)
-        let last = try OpLog.lastKey(db, index: index)
         let start: Start
         let replaysHeld: Bool
         if let given {
             (start, replaysHeld) = (given, true)
         } else if let first = fresh.first {
+            let last = try OpLog.lastKey(db, index: index)
             if let last, !(last < OrderKey(first)) {
                 (start, replaysHeld) = (try checkpoint(before: OrderKey(first), db), true)
             } else {
@@ -48,50 +47,78 @@ enum Integration {
         } else {
             return currentBoard
         }
-        try CheckpointRecord.filter(CheckpointRecord.Columns.position > start.position).deleteAll(db)
-        var outcomes = try OutcomeWriter(after: start.after, db, index: index)
+        var writer = try DerivedWriter(from: start, interval: interval, db, index: index)
         var board = start.board
-        var position = start.position
-        var clock = start.clock
-        func apply(_ op: Operation, isNew: Bool) throws {
+        func apply(_ op: Operation) throws {
             let outcome = board.apply(op)
-            position += 1
-            if op.id.seq > clock[op.id.replica] { clock[op.id.replica] = op.id.seq }
-            observe?(op, outcome, isNew)
-            if let bytes = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels) {
-                try outcomes.add(OpKey(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db)), bytes, db)
-            }
-            if position % interval == 0 {
-                try CheckpointRecord(position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
-                                     board: BoardSnapshot.encode(board)).upsert(db)
-            }
+            observe?(op, outcome)
+            try writer.add(op, outcome.events, db, index: &index) { board }
         }
         var next = 0 // the next new op to apply
         if replaysHeld {
             try OpLog.forEach(after: start.after, withOutcomes: false, db, index: index) { held, _ in
                 while next < fresh.count && Operation.replaysBefore(fresh[next], held) {
-                    try apply(fresh[next], isNew: true)
+                    try apply(fresh[next])
                     next += 1
                 }
-                try apply(held, isNew: false)
+                try apply(held)
                 return true
             }
         }
         while next < fresh.count {
-            try apply(fresh[next], isNew: true)
+            try apply(fresh[next])
             next += 1
         }
-        try outcomes.finish(db)
-        let insert = try FastStatement(db, OpRows.insertSQL)
-        for op in fresh {
-            try OpRows.insert(op, insert, db, index: &index)
-            index.advance(with: op)
-        }
-        try BoardState.saveState(board, replacing: given == nil ? currentBoard : nil,
-                                 ops: position, db, index: &index)
-        try index.save(db)
+        try insert(fresh, db, index: &index)
+        try writer.finish(board, replacing: given == nil ? currentBoard : nil, db, index: &index)
         return board
     }
+
+    /// Appends new ops to the log (their outcomes are the writer's business).
+    static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
+        var inserter = try OpRows.Inserter(db)
+        for (k, op) in fresh.enumerated() {
+            try inserter.insert(op, db, index: &index)
+            // The version vector moves on once per run of one replica's ops.
+            if k + 1 == fresh.count || fresh[k + 1].id.replica != op.id.replica { index.advance(with: op) }
+        }
+    }
+
+    // MARK: - One replay for two files
+
+    /// Replays `window` (every op after `start`, in replay order) through the one apply road.
+    ///
+    /// - Complexity: O(window) applies; memory O(window) for the events that are not plain.
+    static func replay(_ window: [Operation], from start: Start, interval: Int, observe: Observer? = nil) -> Replay {
+        var board = start.board
+        var events: [[Event]?] = []
+        events.reserveCapacity(window.count)
+        var checkpoints: [Int: Board] = [:]
+        var position = start.position
+        for op in window {
+            let outcome = board.apply(op)
+            observe?(op, outcome)
+            events.append(OpRows.isPlain(outcome.events, for: op) ? nil : outcome.events)
+            position += 1
+            if position % interval == 0 { checkpoints[position] = board }
+        }
+        return Replay(start: start, ops: window, events: events, checkpoints: checkpoints, board: board)
+    }
+
+    /// Writes a replay's derived state into a file whose log holds its ops (the new ones inserted),
+    /// with the replay's checkpoint interval.
+    static func write(_ replay: Replay, interval: Int, _ db: Database, index: inout LogIndex) throws {
+        let (current, _) = try BoardState.loadState(db, index: index)
+        var writer = try DerivedWriter(from: replay.start, interval: interval, db, index: index)
+        var position = replay.start.position
+        for (op, events) in zip(replay.ops, replay.events) {
+            position += 1
+            try writer.add(op, events ?? OpRows.plainEvents(for: op) ?? [], db, index: &index) { replay.checkpoints[position]! }
+        }
+        try writer.finish(replay.board, replacing: current, db, index: &index)
+    }
+
+    // MARK: - Checkpoints
 
     /// The latest readable checkpoint whose last op sorts before `key` (the empty board if none).
     static func checkpoint(before key: OrderKey, _ db: Database) throws -> Start {
@@ -117,6 +144,62 @@ enum Integration {
         guard let board = BoardSnapshot.decode(row.board), let clock = VectorClock(parsing: row.clock),
               Validation.isReplicaID(row.replica), row.position >= 1 else { return nil }
         return Start(board: board, position: row.position, after: OrderKey(lamport: row.lamport, replica: row.replica), clock: clock)
+    }
+}
+
+/// Sees each op of a replay with its outcome.
+public typealias ReplayObserver = (_ op: MagnetsCore.Operation, _ outcome: Outcome) -> Void
+
+/// A stretch of the replay order replayed once, in memory, for every file whose log holds (or
+/// is about to hold) exactly these ops after its start: a sync's two files.
+public struct Replay: Sendable {
+    var start: Integration.Start
+    /// The ops after `start`, in replay order.
+    var ops: [Operation]
+    /// Each op's events, nil when they are the plain ones its payload implies.
+    var events: [[Event]?]
+    /// The board at each checkpoint position after `start`.
+    var checkpoints: [Int: Board]
+    var board: Board
+}
+
+/// The one writer of a file's derived state: each op's outcome (stored when not plain), the
+/// checkpoints, the current board and the replica table, from a replay's start on.
+struct DerivedWriter {
+    private var outcomes: OutcomeWriter
+    private var position: Int
+    private var clock: VectorClock
+    private let interval: Int
+
+    /// Cuts the outcome pages and the checkpoints where a replay after `start` begins.
+    init(from start: Integration.Start, interval: Int, _ db: Database, index: LogIndex) throws {
+        try CheckpointRecord.filter(CheckpointRecord.Columns.position > start.position).deleteAll(db)
+        outcomes = try OutcomeWriter(after: start.after, db, index: index)
+        position = start.position
+        clock = start.clock
+        self.interval = interval
+    }
+
+    /// The next op of the replay and its events; `board` gives the board after it, asked for
+    /// where a checkpoint falls.
+    mutating func add(_ op: Operation, _ events: [Event], _ db: Database, index: inout LogIndex, board: () -> Board) throws {
+        position += 1
+        if op.id.seq > clock[op.id.replica] { clock[op.id.replica] = op.id.seq }
+        if let bytes = OpRows.storedEvents(for: op, events, labels: &index.labels) {
+            try outcomes.add(OpKey(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db)), bytes, db)
+        }
+        if position % interval == 0 {
+            try CheckpointRecord(position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
+                                 board: BoardSnapshot.encode(board())).insert(db, onConflict: .replace)
+        }
+    }
+
+    /// Writes the last outcome page, the board after the replay (as a diff from `current`, or
+    /// whole when nil), the op count and the replica table.
+    mutating func finish(_ board: Board, replacing current: Board?, _ db: Database, index: inout LogIndex) throws {
+        try outcomes.finish(db)
+        try BoardState.saveState(board, replacing: current, ops: position, db, index: &index)
+        try index.save(db)
     }
 }
 

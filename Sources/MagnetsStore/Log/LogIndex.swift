@@ -116,8 +116,15 @@ struct LogIndex {
         return id
     }
 
+    /// The author of the last op written, and its id: runs of ops share one.
+    private var lastAuthor: (name: String, id: Int64)?
+
     private mutating func authorID(_ name: String, _ db: Database) throws -> Int64 {
-        if let id = authorIDs[name] { return id }
+        if let last = lastAuthor, last.name == name { return last.id }
+        if let id = authorIDs[name] {
+            lastAuthor = (name, id)
+            return id
+        }
         let id: Int64
         if let found = try AuthorRecord.filter(AuthorRecord.Columns.name == name).fetchOne(db) {
             id = found.id
@@ -127,6 +134,7 @@ struct LogIndex {
         }
         authorIDs[name] = id
         authorNames[id] = name
+        lastAuthor = (name, id)
         return id
     }
 

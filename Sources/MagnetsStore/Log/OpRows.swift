@@ -35,20 +35,20 @@ enum OpRows {
 
     /// The row of `op`, with this file's numbers for its replica and its magnet's replica.
     static func record(_ op: Operation, replica: Int64, magnetReplica: Int64?) -> OpRecord {
-        var fields = op.payload.jsonFields
-        var magnet: Int64?
-        if let m = op.payload.magnet, let magnetReplica {
-            magnet = LocalMagnetID.make(replica: magnetReplica, seq: m.seq)
-            fields.removeAll { $0.0 == "magnet" }
+        var row = OpRecord(id: OpKey(lamport: op.lamport, replica: replica).rawValue, seq: op.id.seq, time: op.time,
+                           kind: OpKind.code(op.kind), magnet: nil, x: nil, y: nil, data: nil)
+        if let m = op.payload.magnet, let magnetReplica { row.magnet = LocalMagnetID.make(replica: magnetReplica, seq: m.seq) }
+        if let p = singlePoint(op.payload) { (row.x, row.y) = (p.x, p.y) }
+        switch op.payload {
+        case .move(_, .point), .returnMagnet:
+            break // every field is in a column: the rule below would leave `data` empty
+        default:
+            var fields = op.payload.jsonFields
+            if row.magnet != nil { fields.removeAll { $0.0 == "magnet" } }
+            if row.x != nil { fields.removeAll { $0.0 == "to" } }
+            row.data = fields.isEmpty ? nil : JSONValue.object(fields).serialized()
         }
-        var x: Double?, y: Double?
-        if let p = singlePoint(op.payload) {
-            (x, y) = (p.x, p.y)
-            fields.removeAll { $0.0 == "to" }
-        }
-        return OpRecord(id: OpKey(lamport: op.lamport, replica: replica).rawValue, seq: op.id.seq, time: op.time,
-                        kind: OpKind.code(op.kind), magnet: magnet, x: x, y: y,
-                        data: fields.isEmpty ? nil : JSONValue.object(fields).serialized())
+        return row
     }
 
     static func singlePoint(_ payload: Payload) -> Point? {
@@ -58,25 +58,42 @@ enum OpRows {
         }
     }
 
-    /// Appends `op` to the log, its context and author to its replica's run (the caller moves
-    /// the version vector on).
-    static func insert(_ op: Operation, _ statement: FastStatement, _ db: Database, index: inout LogIndex) throws {
-        let replica = try index.replicaID(op.id.replica, db)
-        guard op.lamport <= OpKey.maxLamport, replica <= OpKey.maxReplicas else {
-            throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46, or the file holds 65535 replicas")
+    /// Appends ops to the log, each with its context and author in its replica's run (the caller
+    /// moves the version vector on). Runs of ops share their replica and author: the names are
+    /// looked up once per run.
+    struct Inserter {
+        private let statement: FastStatement
+        private var replica: (name: String, id: Int64)?
+        private var magnetReplica: (name: String, id: Int64)?
+
+        init(_ db: Database) throws {
+            statement = try FastStatement(db, insertSQL)
         }
-        let magnetReplica = try op.payload.magnet.map { try index.replicaID($0.replica, db) }
-        try index.extendRun(replica: replica, seq: op.id.seq, context: op.context, author: op.author, db)
-        let row = record(op, replica: replica, magnetReplica: magnetReplica)
-        statement.bind(1, row.id)
-        statement.bind(2, row.seq)
-        statement.bind(3, row.time)
-        statement.bind(4, row.kind)
-        statement.bind(5, row.magnet)
-        statement.bind(6, row.x)
-        statement.bind(7, row.y)
-        statement.bind(8, row.data)
-        try statement.step(db)
+
+        mutating func insert(_ op: Operation, _ db: Database, index: inout LogIndex) throws {
+            func id(_ cached: inout (name: String, id: Int64)?, _ name: String) throws -> Int64 {
+                if let cached, cached.name == name { return cached.id }
+                let id = try index.replicaID(name, db)
+                cached = (name, id)
+                return id
+            }
+            let replicaID = try id(&replica, op.id.replica)
+            guard op.lamport <= OpKey.maxLamport, replicaID <= OpKey.maxReplicas else {
+                throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46, or the file holds 65535 replicas")
+            }
+            let magnetReplicaID = try op.payload.magnet.map { try id(&magnetReplica, $0.replica) }
+            try index.extendRun(replica: replicaID, seq: op.id.seq, context: op.context, author: op.author, db)
+            let row = record(op, replica: replicaID, magnetReplica: magnetReplicaID)
+            statement.bind(1, row.id)
+            statement.bind(2, row.seq)
+            statement.bind(3, row.time)
+            statement.bind(4, row.kind)
+            statement.bind(5, row.magnet)
+            statement.bind(6, row.x)
+            statement.bind(7, row.y)
+            statement.bind(8, row.data)
+            try statement.step(db)
+        }
     }
 
     // MARK: - Reading
@@ -173,6 +190,15 @@ enum OpRows {
         }
     }
 
+    /// `true` when the events are exactly the plain ones of the op.
+    static func isPlain(_ events: [Event], for op: Operation) -> Bool {
+        if case .move(let m, .point(let p)) = op.payload { // the commonest: compared without making the plain events
+            guard events.count == 1, case .moved(let em, let ep) = events[0] else { return false }
+            return em == m && ep == p
+        }
+        return plainEvents(for: op) == events
+    }
+
     /// The bytes to store for an op's events, or nil when they are the plain ones. A file
     /// numbers each zone and boundary name as the op adding it is stored, so that copies of one
     /// board number names alike.
@@ -182,8 +208,7 @@ enum OpRows {
         case .boundaryAdd(let boundary): _ = labels.id(boundary.name)
         default: break
         }
-        if let plain = plainEvents(for: op), plain == events { return nil }
-        return EventCoding.encode(events, for: op, labels: &labels)
+        return isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op, labels: &labels)
     }
 
     /// The events of an op from its stored bytes, or the plain ones when nothing is stored.

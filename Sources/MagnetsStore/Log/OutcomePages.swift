@@ -128,7 +128,7 @@ enum OutcomePages {
         /// Writes the open page.
         mutating func finish(_ db: Database) throws {
             guard dirty, let first else { return }
-            try OutcomePageRecord(first: first.rawValue, entries: page.bytes).upsert(db)
+            try OutcomePageRecord(first: first.rawValue, entries: page.bytes).insert(db, onConflict: .replace)
             dirty = false
         }
     }

@@ -71,26 +71,42 @@ extension BoardFile {
         }
         let (intoB, intoA) = try Parallel.both({ try a.ops(notCoveredBy: stateB.clock, lamports: stateB.lamports) },
                                                 { try b.ops(notCoveredBy: stateA.clock, lamports: stateA.lamports) })
-        guard let earliest = [intoA.first, intoB.first].compactMap({ $0 }).map(OrderKey.init).min() else {
-            return SyncReport(intoA: 0, intoB: 0, conflicts: [], clock: stateA.clock, dryRun: dryRun)
+        let (freshA, freshB) = try Parallel.both({ try a.admit(intoA) }, { try b.admit(intoB) })
+        let clock = stateA.clock.merged(with: stateB.clock)
+        if freshA.isEmpty || freshB.isEmpty {
+            // One side receives: it replays on its own (from its end, when the new ops all sort
+            // after its last), and the other is not written at all. No conflicts: one side lacked nothing.
+            try (freshA.isEmpty ? b : a).take(freshA.isEmpty ? freshB : freshA, observe: nil)
+            return SyncReport(intoA: freshA.count, intoB: freshB.count, conflicts: [], clock: clock, dryRun: dryRun)
         }
-        // Both replay from before the earliest op exchanged: their copies of what they share there
-        // must agree.
+        // Both receive: the part of the replay order from the checkpoint before the earliest op
+        // exchanged is replayed once for both. Their copies of what they share there must agree.
+        guard a.checkpointInterval == b.checkpointInterval else { throw StoreError.differentBoards(stateA.name, stateB.name) }
+        let earliest = min(OrderKey(freshA[0]), OrderKey(freshB[0]))
         let lamportBound = probesA.compactMap { $0?.lamport }.max() ?? 0
         let (partA, partB) = try Parallel.both({ try a.sharedPart(before: earliest, heldBy: stateB.clock, lamportBound: lamportBound) },
                                                { try b.sharedPart(before: earliest, heldBy: stateA.clock, lamportBound: lamportBound) })
         guard partA == partB else { throw StoreError.sharedPartDiffers(stateA.name, stateB.name) }
-        // The side that receives the earliest op exchanged replays every op exchanged: it finds
-        // the conflicts between an op A lacked and an op B lacked.
-        let aLacked: @Sendable (OpID) -> Bool = { $0.seq > stateA.clock[$0.replica] }
-        let bLacked: @Sendable (OpID) -> Bool = { $0.seq > stateB.clock[$0.replica] }
-        let between: @Sendable (Conflict) -> Bool = {
-            (aLacked($0.earlier) && bLacked($0.later)) || (bLacked($0.earlier) && aLacked($0.later))
-        }
-        let aReplaysAll = intoB.first.map { earliestB in intoA.first.map { Operation.replaysBefore($0, earliestB) } ?? false } ?? true
-        let (takenA, takenB) = try Parallel.both({ try a.take(intoA, conflicts: aReplaysAll ? between : nil) },
-                                                 { try b.take(intoB, conflicts: aReplaysAll ? nil : between) })
-        return SyncReport(intoA: takenA.added, intoB: takenB.added, conflicts: aReplaysAll ? takenA.conflicts : takenB.conflicts,
-                          clock: stateA.clock.merged(with: stateB.clock), dryRun: dryRun)
+        let window = Timeline.merged(Timeline.merged(partA.ops, freshA), freshB)
+        // The conflicts between an op A lacked and an op B lacked (SPEC §4), found as the replay goes.
+        let interval = a.checkpointInterval
+        let start = partA.start
+        let (replay, _) = try Parallel.both({ () -> (Replay, [Conflict]) in
+            var finder = Conflict.Finder()
+            var found: [Conflict] = []
+            let replay = Integration.replay(window, from: start, interval: interval) { op, outcome in finder.add(op, outcome, into: &found) }
+            return (replay, found.filter { conflict in
+                let (e, l) = (conflict.earlier, conflict.later)
+                let aLacked = { (id: OpID) in id.seq > stateA.clock[id.replica] }
+                let bLacked = { (id: OpID) in id.seq > stateB.clock[id.replica] }
+                return (aLacked(e) && bLacked(l)) || (bLacked(e) && aLacked(l))
+            })
+        }, {
+            // Meanwhile both files take in their new ops, which do not depend on the replay.
+            try a.insert(freshA)
+            try b.insert(freshB)
+        })
+        _ = try Parallel.both({ try a.apply(replay.0) }, { try b.apply(replay.0) })
+        return SyncReport(intoA: freshA.count, intoB: freshB.count, conflicts: replay.1, clock: clock, dryRun: dryRun)
     }
 }

@@ -53,19 +53,35 @@ struct FileSession: SyncSession {
                 if op.id.seq <= other[op.id.replica] { ops.append(op) }
                 return true
             }
-            return SharedPart(position: start.position, board: start.board, clock: start.clock, ops: ops)
+            return SharedPart(start: start, ops: ops)
         }
     }
 
-    func take(_ ops: [Operation], conflicts keep: (@Sendable (Conflict) -> Bool)?) throws -> Taken {
+    var checkpointInterval: Int { file.checkpointInterval }
+
+    func admit(_ ops: [Operation]) throws -> [Operation] {
+        try file.inSession { db in try Admission.admit(ops, db, index: try LogIndex.load(db)) }
+    }
+
+    func take(_ fresh: [Operation], observe: ReplayObserver?) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            let fresh = try Admission.admit(ops, db, index: index)
-            var finder = Conflict.Finder()
-            var found: [Conflict] = []
-            let observe: Integration.Observer? = keep == nil ? nil : { op, outcome, _ in finder.add(op, outcome, into: &found) }
             try Integration.write(fresh, interval: file.checkpointInterval, db, index: &index, observe: observe)
-            return Taken(added: fresh.count, conflicts: keep.map { found.filter($0) } ?? [])
+        }
+    }
+
+    func insert(_ fresh: [Operation]) throws {
+        try file.inSession { db in
+            var index = try LogIndex.load(db)
+            try Integration.insert(fresh, db, index: &index)
+            try index.save(db)
+        }
+    }
+
+    func apply(_ replay: Replay) throws {
+        try file.inSession { db in
+            var index = try LogIndex.load(db)
+            try Integration.write(replay, interval: file.checkpointInterval, db, index: &index)
         }
     }
 

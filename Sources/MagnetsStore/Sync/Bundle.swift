@@ -155,14 +155,15 @@ extension BoardFile {
         }
         let session = try beginSync()
         do {
-            let taken: Taken
+            let fresh: [MagnetsCore.Operation]
             do {
-                taken = try session.take(ops, conflicts: nil)
+                fresh = try session.admit(ops)
             } catch StoreError.invalidOp(let why) {
                 throw StoreError.badBundle(why)
             }
+            try session.take(fresh, observe: nil)
             try session.commit()
-            return ImportReport(added: taken.added, skipped: ops.count - taken.added)
+            return ImportReport(added: fresh.count, skipped: ops.count - fresh.count)
         } catch {
             session.rollback()
             throw error

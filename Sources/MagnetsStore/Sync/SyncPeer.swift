@@ -20,32 +20,10 @@ public struct PeerState: Sendable, Equatable {
     }
 }
 
-/// What a side took in a sync.
-public struct Taken: Sendable, Equatable {
-    /// The ops it did not hold.
-    public var added: Int
-    /// The conflicts its replay found that the caller asked for.
-    public var conflicts: [Conflict]
-
-    public init(added: Int, conflicts: [Conflict]) {
-        self.added = added
-        self.conflicts = conflicts
-    }
-}
-
-/// See `SyncSession.sharedPart`.
+/// What a side holds of the part of the replay order a sync replays (`SyncSession.sharedPart`).
 public struct SharedPart: Sendable, Equatable {
-    public var position: Int
-    public var board: Board
-    public var clock: VectorClock
-    public var ops: [MagnetsCore.Operation]
-
-    public init(position: Int, board: Board, clock: VectorClock, ops: [MagnetsCore.Operation]) {
-        self.position = position
-        self.board = board
-        self.clock = clock
-        self.ops = ops
-    }
+    var start: Integration.Start
+    var ops: [MagnetsCore.Operation]
 }
 
 /// One side of a sync: a board file (`BoardFile`); a board on a server or in a database plugs in
@@ -64,6 +42,9 @@ public protocol SyncPeer: Sendable {
 public protocol SyncSession: Sendable {
     var state: PeerState { get }
 
+    /// How many ops apart its checkpoints are: a replay made for both sides needs the same.
+    var checkpointInterval: Int { get }
+
     /// The ops not covered by `clock`, in replay order; `lamports` as `PeerState.lamports` of the
     /// side that has `clock`.
     func ops(notCoveredBy clock: VectorClock, lamports: [String: Int]) throws -> [MagnetsCore.Operation]
@@ -78,10 +59,20 @@ public protocol SyncSession: Sendable {
     /// copy must not become the other's derived state.
     func sharedPart(before earliest: OrderKey, heldBy other: VectorClock, lamportBound: Int) throws -> SharedPart
 
-    /// Takes ops from the other side, all or none: ops held already are skipped (each must be
-    /// the very op held), the rest are checked (`Admission`) and written with everything they
-    /// derive. `conflicts` chooses which of the conflicts the replay finds to report.
-    func take(_ ops: [MagnetsCore.Operation], conflicts: (@Sendable (Conflict) -> Bool)?) throws -> Taken
+    /// Checks ops from the other side, writing nothing: the ops it lacks, in replay order. Ops
+    /// held already are skipped (each must be the very op held); any op it would refuse
+    /// (`Admission`) refuses them all.
+    func admit(_ ops: [MagnetsCore.Operation]) throws -> [MagnetsCore.Operation]
+
+    /// Takes admitted ops with everything they derive, replaying on its own what they change;
+    /// `observe` sees each op it replays with its outcome.
+    func take(_ fresh: [MagnetsCore.Operation], observe: ReplayObserver?) throws
+
+    /// Adds admitted ops to its log; what they derive comes with `apply`.
+    func insert(_ fresh: [MagnetsCore.Operation]) throws
+
+    /// Writes a replay made for both sides of a sync, from the start of its `sharedPart` on.
+    func apply(_ replay: Replay) throws
 
     /// Makes what it took durable and lets the lock go.
     func commit() throws

@@ -68,7 +68,12 @@ extension Magnets {
             }
             let verb = dryRun ? "would give" : "gave"
             print("\(verb) \(a) \(report.intoA) op(s) and \(b) \(report.intoB); \(report.conflicts.count) conflict(s); clock \(report.clock)")
-            for c in report.conflicts { print("  \(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
+            // Each conflict, so that nobody's vanished letter is a surprise; a long list is cut short.
+            let shown = 20
+            for c in report.conflicts.prefix(shown) { print("  \(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
+            if report.conflicts.count > shown {
+                print("  … and \(report.conflicts.count - shown) more: see 'magnets conflicts -b \(a)'")
+            }
         }
     }
 
