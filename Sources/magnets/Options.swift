@@ -33,9 +33,12 @@ struct BoardOptions: ParsableArguments {
         return Arguments.loginName ?? "unknown"
     }
 
-    /// Opens the board file (refusing a missing or foreign one). It is closed when the command
-    /// has finished (see `OpenFiles`).
-    func open() throws -> BoardFile { OpenFiles.keep(try BoardFile.open(boardPath)) }
+    /// Opens the board file (refusing a missing or foreign one) for a command that writes, or with
+    /// `.reading` for one that only reads (which then works where writing cannot: read-only
+    /// media, a full disk). It is closed when the command has finished (see `OpenFiles`).
+    func open(for purpose: BoardFile.Purpose = .writing) throws -> BoardFile {
+        OpenFiles.keep(try BoardFile.open(boardPath, for: purpose))
+    }
 }
 
 /// The board files a command opened, closed by `Magnets.main` when the command is over (each

@@ -10,7 +10,7 @@ extension Magnets {
         @Flag(help: "Rebuild every derived table from the log.") var repair = false
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: repair ? .writing : .reading)
             let report = repair ? try file.repair() : try file.check()
             if options.json {
                 Output.json(.object([("ops", .int(report.ops)), ("clean", .bool(report.isClean || repair)),
@@ -36,7 +36,7 @@ extension Magnets {
         @OptionGroup var options: BoardOptions
 
         func run() throws {
-            let conflicts = try options.open().conflicts()
+            let conflicts = try options.open(for: .reading).conflicts()
             if options.json {
                 Output.json(.array(conflicts.map { c in
                     .object([("ops", .array([.string(c.earlier.description), .string(c.later.description)])),
@@ -83,7 +83,7 @@ extension Magnets {
             @Option(help: "Only ops this clock (alice=3,bob=2) does not cover.") var since: ClockArgument?
 
             func run() throws {
-                let count = try options.open().exportOps(to: out, since: since?.clock)
+                let count = try options.open(for: .reading).exportOps(to: out, since: since?.clock)
                 if options.json { Output.json(.object([("ops", .int(count)), ("file", .string(out))])) } else {
                     print("wrote \(count) op(s) to \(out)")
                 }

@@ -20,7 +20,7 @@ extension Magnets {
         }
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: .reading)
             var magnetID: MagnetID?
             if let magnet {
                 // An id names a magnet even after it was returned, as long as some op pulled it;

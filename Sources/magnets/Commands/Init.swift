@@ -44,7 +44,7 @@ extension Magnets {
         }
 
         func run() throws {
-            let copy = try BoardFile.open(source).clone(to: destination, replica: replica)
+            let copy = OpenFiles.keep(try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
             if options.json {
                 Output.json(.object([("board", .string(copy.boardID)), ("file", .string(destination)), ("replica", .string(replica))]))
             } else {

@@ -16,7 +16,7 @@ extension Magnets {
         }
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: .reading)
             let (board, clock) = try at.map { try file.board(after: $0) } ?? { let c = try file.current(); return (c.board, c.clock) }()
             if options.json {
                 Output.json(Self.json(board, clock: clock, file: file))
@@ -52,7 +52,7 @@ extension Magnets {
         }
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: .reading)
             if let svg {
                 let board = try at.map { try file.board(after: $0).board } ?? file.current().board
                 if try Output.writePicture(SVGPicture.render(board), to: svg, as: .svg) { print("wrote \(svg)") }

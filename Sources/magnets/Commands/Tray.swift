@@ -51,7 +51,7 @@ extension Magnets {
             @OptionGroup var options: BoardOptions
 
             func run() throws {
-                let board = try options.open().current().board
+                let board = try options.open(for: .reading).current().board
                 if options.json { Output.json(board.trayJSON); return }
                 if board.tray.isEmpty { print("the tray is empty"); return }
                 for t in board.tray {

@@ -59,7 +59,7 @@ extension Magnets {
             @OptionGroup var options: BoardOptions
 
             func run() throws {
-                let board = try options.open().current().board
+                let board = try options.open(for: .reading).current().board
                 if options.json { Output.json(board.zonesJSON); return }
                 if board.zones.isEmpty { print("no zones"); return }
                 for z in board.zones {
@@ -113,7 +113,7 @@ extension Magnets {
             @OptionGroup var options: BoardOptions
 
             func run() throws {
-                let board = try options.open().current().board
+                let board = try options.open(for: .reading).current().board
                 if options.json { Output.json(board.boundariesJSON); return }
                 if board.boundaries.isEmpty { print("no boundaries"); return }
                 for b in board.boundaries { print("\(b.name)  \(b.segment.from) → \(b.segment.to)") }
