@@ -73,6 +73,11 @@ enum Output {
         }
     }
 
+    /// A line for the user on stderr, where stdout carries data (a bundle).
+    static func note(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
     /// Prints `error: message` (and an optional hint line) to stderr and exits.
     static func fail(_ message: String, hint: String? = nil, code: Int32) -> Never {
         let firstLine = message.split(separator: "\n", omittingEmptySubsequences: false)

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import MagnetsCore
 import MagnetsStore
@@ -75,31 +76,49 @@ extension Magnets {
     struct Ops: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "ops", abstract: "Move ops between copies as bundle files.", subcommands: [Export.self, Import.self])
 
-        /// `magnets ops export --out FILE [--since CLOCK]`.
+        /// `magnets ops export --out FILE|- [--since CLOCK]`.
         struct Export: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file.")
+            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file, or with --out - to standard output.")
             @OptionGroup var options: BoardOptions
-            @Option(help: "The bundle file to write.") var out: String
+            @Option(help: "The bundle file to write; - for standard output.") var out: String
             @Option(help: "Only ops this clock (alice=3,bob=2) does not cover.") var since: ClockArgument?
+
+            func validate() throws {
+                if out == "-" && options.json { throw ValidationError("--json and --out - would both write to standard output; give --out a file name") }
+            }
 
             func run() throws {
                 let count = try options.open(for: .reading).exportOps(to: out, since: since?.clock)
-                if options.json { Output.json(.object([("ops", .int(count)), ("file", .string(out))])) } else {
-                    print("wrote \(count) op(s) to \(out)")
+                if options.json { Output.json(.object([("ops", .int(count)), ("file", .string(out))])); return }
+                // Where the bundle went to a pipe or device (standard output, /dev/stdout), the
+                // summary goes to stderr, out of the bundle's way.
+                var info = stat()
+                if out == "-" || stat(out, &info) != 0 || info.st_mode & S_IFMT != S_IFREG { Output.note("wrote \(count) op\(count == 1 ? "" : "s") to \(out == "-" ? "standard output" : out)") } else {
+                    print("wrote \(count) op\(count == 1 ? "" : "s") to \(out)")
                 }
             }
         }
 
-        /// `magnets ops import FILE`.
+        /// `magnets ops import FILE|-`.
         struct Import: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, all or nothing.")
+            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, or with - standard input, all or nothing.")
             @OptionGroup var options: BoardOptions
-            @Argument(help: "The bundle file.") var file: String
+            @Argument(help: "The bundle file; - for standard input.") var file: String
 
             func run() throws {
-                let report = try options.open().importOps(from: file)
+                let board = try options.open()
+                let report: ImportReport
+                if file == "-" {
+                    let data: Data
+                    do { data = try FileHandle.standardInput.read(upToCount: OpBundle.maxBytes + 1) ?? Data() } catch {
+                        throw StoreError.badBundle("cannot read standard input: \(error.localizedDescription)")
+                    }
+                    report = try board.importOps(bundle: data, name: "standard input")
+                } else {
+                    report = try board.importOps(from: file)
+                }
                 if options.json { Output.json(.object([("added", .int(report.added)), ("skipped", .int(report.skipped))])) } else {
-                    print("imported \(report.added) op(s); \(report.skipped) already here")
+                    print("imported \(report.added) op\(report.added == 1 ? "" : "s"); \(report.skipped) already here")
                 }
             }
         }
