@@ -13,7 +13,7 @@ extension Magnets {
         @OptionGroup var options: BoardOptions
         @Option(help: "table, json, ndjson or csv.") var format: Format = .table
         @Option(parsing: .unconditional, help: "Keep the last N ops.") var limit: Int?
-        @Option(help: "Only the ops that touched this magnet (its id, a letter only it bears, or an id prefix).") var magnet: String?
+        @Option(help: "Only the ops that touched this magnet (its id, a letter only it bears, or its id with the replica cut short: a-7).") var magnet: String?
 
         func validate() throws {
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }

@@ -35,7 +35,7 @@ extension Magnets {
     struct Move: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "move", abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.")
         @OptionGroup var options: BoardOptions
-        @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
+        @Argument(help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).") var magnet: String
         @Option(parsing: .unconditional, help: "Drag it to X,Y.") var to: PointArgument?
         @Option(parsing: .unconditional, help: "Drag it by DX,DY (recorded as the absolute target).") var by: PointArgument?
         @Option(parsing: .unconditional, help: "Drag it through \"X,Y X,Y …\".") var path: PathArgument?
@@ -66,7 +66,7 @@ extension Magnets {
     struct Return: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "return", abstract: "Put a magnet back in the tray.")
         @OptionGroup var options: BoardOptions
-        @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
+        @Argument(help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).") var magnet: String
 
         func run() throws {
             let recorded = try options.open().record(author: options.authorName) { board in

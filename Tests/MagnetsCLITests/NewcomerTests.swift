@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// The rough edges a new user meets (issue 17): shortened magnet ids, the author, a pull without
+/// its color, hints that point the right way, plurals and the demo's suggestions.
+@Suite("What a newcomer meets")
+struct NewcomerTests {
+    let scratch = ScratchFolder("magnets-newcomer")
+    var dir: String { scratch.path }
+
+    @discardableResult
+    func magnets(_ args: String..., environment: [String: String] = ["MAGNETS_USER": "tester"]) -> BinaryRun {
+        BinaryRun.magnets(args, in: dir, environment: environment)
+    }
+
+    func object(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    func bytes(_ name: String) -> Data? { FileManager.default.contents(atPath: dir + "/" + name) }
+
+    // MARK: - Item 8: shortened ids
+
+    @Test("a shortened id cuts the replica part only: a-12 and ali-3 resolve, al-3 lists alice-3 and alex-3, alice-1 never means alice-12")
+    func shortenedIDs() {
+        #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice").status == 0)
+        #expect(magnets("tray", "add", "A", "--unlimited", "-b", "alice.magnets").status == 0)
+        for i in 3...12 { #expect(magnets("pull", "A", "-b", "alice.magnets", "--to", "\(i * 60),100").status == 0) }
+        #expect(magnets("clone", "alice.magnets", "alex.magnets", "--replica", "alex").status == 0)
+        for i in 1...3 { #expect(magnets("pull", "A", "-b", "alex.magnets", "--to", "\(i * 60),400").status == 0) }
+        #expect(magnets("sync", "alice.magnets", "alex.magnets").status == 0)
+
+        let before = bytes("alice.magnets")
+        let wrong = magnets("move", "alice-1", "--to", "500,500", "-b", "alice.magnets")
+        #expect(wrong.status == 1)
+        #expect(wrong.firstErrorLine.hasPrefix("error: no magnet 'alice-1' on this board (magnets: alex-1 'A'"), "\(wrong.stderr)")
+        #expect(bytes("alice.magnets") == before)
+
+        let both = magnets("move", "al-3", "--to", "500,500", "-b", "alice.magnets")
+        #expect(both.status == 1)
+        #expect(both.firstErrorLine == "error: 'al-3' could be any of several magnets: alex-3 'A', alice-3 'A'", "\(both.stderr)")
+
+        let short = magnets("move", "a-12", "--to", "500,500", "-b", "alice.magnets", "--json")
+        #expect(short.status == 0 && object(short.stdout)["magnet"] as? String == "alice-12", "\(short.stderr)")
+        let prefix = magnets("move", "ali-3", "--to", "500,600", "-b", "alice.magnets", "--json")
+        #expect(prefix.status == 0 && object(prefix.stdout)["magnet"] as? String == "alice-3", "\(prefix.stderr)")
+        let noNumber = magnets("move", "alic", "--to", "500,600", "-b", "alice.magnets")
+        #expect(noNumber.status == 1 && noNumber.firstErrorLine.hasPrefix("error: no magnet 'alic'"))
+    }
+}
