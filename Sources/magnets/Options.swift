@@ -11,7 +11,7 @@ struct BoardOptions: ParsableArguments {
     @Flag(name: .long, help: "Machine-readable output.")
     var json = false
 
-    @Option(name: .customLong("as"), help: "The author (env MAGNETS_USER, else the login name).")
+    @Option(name: .customLong("as"), help: "The author (env MAGNETS_USER, else the file's replica id).")
     var author: String?
 
     func validate() throws {
@@ -26,11 +26,18 @@ struct BoardOptions: ParsableArguments {
         board ?? Environment.value("MAGNETS_BOARD").flatMap { $0.isEmpty ? nil : $0 } ?? "./board.magnets"
     }
 
-    /// Who is editing: `--as`, else `MAGNETS_USER`, else the login name, else `unknown`.
-    var authorName: String {
+    /// Who is editing (SPEC §6): `--as`, else `MAGNETS_USER`, else the replica id of the file
+    /// edited (`replica`).
+    func author(replica: String) -> String {
         if let author { return author }
         if let env = Environment.value("MAGNETS_USER"), (try? Arguments.checkAuthor(env)) != nil { return env }
-        return Arguments.loginName ?? "unknown"
+        return replica
+    }
+
+    /// Opens the board file and records the op `make` gives, by `author(replica:)`.
+    func record(_ make: (Board) throws -> Payload) throws -> Recorded {
+        let file = try open()
+        return try file.record(author: author(replica: file.replica), make)
     }
 
     /// Opens the board file (refusing a missing or foreign one) for a command that writes, or with

@@ -47,4 +47,18 @@ struct NewcomerTests {
         let noNumber = magnets("move", "alic", "--to", "500,600", "-b", "alice.magnets")
         #expect(noNumber.status == 1 && noNumber.firstErrorLine.hasPrefix("error: no magnet 'alic'"))
     }
+
+    // MARK: - Item 9: the author
+
+    @Test("the author is --as, else MAGNETS_USER, else the file's replica id — not the login name")
+    func author() {
+        let noUser = ["USER": "root", "LOGNAME": "root"]
+        #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice", environment: noUser).status == 0)
+        #expect(magnets("tray", "add", "A", "--unlimited", "-b", "alice.magnets", environment: noUser).status == 0)
+        #expect(magnets("pull", "A", "--to", "100,100", "-b", "alice.magnets", environment: ["USER": "root", "MAGNETS_USER": "erin"]).status == 0)
+        #expect(magnets("pull", "A", "--to", "200,100", "-b", "alice.magnets", "--as", "frank", environment: ["MAGNETS_USER": "erin"]).status == 0)
+        let history = magnets("history", "--format", "json", "-b", "alice.magnets")
+        let authors = ((try? JSONSerialization.jsonObject(with: Data(history.stdout.utf8))) as? [[String: Any]] ?? []).map { $0["author"] as? String }
+        #expect(authors == ["alice", "alice", "erin", "frank"])
+    }
 }

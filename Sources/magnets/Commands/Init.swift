@@ -21,8 +21,9 @@ extension Magnets {
 
         func run() throws {
             let path = options.boardPath
+            let replica = self.replica ?? Arguments.defaultReplica
             let file = try BoardFile.create(path, name: name, size: Size(width: width.value, height: height.value),
-                                            replica: replica ?? Arguments.defaultReplica, author: options.authorName)
+                                            replica: replica, author: options.author(replica: replica))
             if options.json {
                 Output.json(.object([("board", .string(file.boardID)), ("file", .string(path)), ("replica", .string(file.replica))]))
             } else {
@@ -61,7 +62,7 @@ extension Magnets {
         @Option(parsing: .unconditional, help: "New height, 1…100000.") var height: SideArgument
 
         func run() throws {
-            let recorded = try options.open().record(author: options.authorName) { _ in
+            let recorded = try options.record { _ in
                 .resize(Size(width: width.value, height: height.value))
             }
             Report.op(recorded, json: options.json)

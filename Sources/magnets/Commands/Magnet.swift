@@ -24,7 +24,7 @@ extension Magnets {
         func run() throws {
             let letter = try Arguments.letter(self.letter)
             let target: Target = to.map { .point($0.point) } ?? .path(path!.points)
-            let recorded = try options.open().record(author: options.authorName) { _ in
+            let recorded = try options.record { _ in
                 .pull(letter: letter, color: color, target: target)
             }
             Report.magnet(recorded, MagnetID(pulledBy: recorded.op.id), json: options.json)
@@ -48,7 +48,7 @@ extension Magnets {
 
         func run() throws {
             var id: MagnetID?
-            let recorded = try options.open().record(author: options.authorName) { board in
+            let recorded = try options.record { board in
                 let resolved = try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get()
                 id = resolved
                 if let to { return .move(magnet: resolved, target: .point(to.point)) }
@@ -69,7 +69,7 @@ extension Magnets {
         @Argument(help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).") var magnet: String
 
         func run() throws {
-            let recorded = try options.open().record(author: options.authorName) { board in
+            let recorded = try options.record { board in
                 .returnMagnet(try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get())
             }
             Report.op(recorded, json: options.json)

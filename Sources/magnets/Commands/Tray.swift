@@ -32,7 +32,7 @@ extension Magnets {
                 var results: [JSONValue] = []
                 let letterList = try letters.map { try Arguments.letter(String($0)) }
                 for letter in letterList {
-                    let recorded = try file.record(author: options.authorName) { _ in
+                    let recorded = try file.record(author: options.author(replica: file.replica)) { _ in
                         .trayAdd(letter: letter, color: color, size: size.size, count: unlimited ? nil : (count ?? 1))
                     }
                     if options.json {

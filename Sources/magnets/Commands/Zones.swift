@@ -36,7 +36,7 @@ extension Magnets {
 
             func run() throws {
                 let zone = Zone(name: name, rect: rect.rect, capacity: capacity, accepts: try colors())
-                Report.op(try options.open().record(author: options.authorName) { _ in .zoneAdd(zone) }, json: options.json)
+                Report.op(try options.record { _ in .zoneAdd(zone) }, json: options.json)
             }
         }
 
@@ -49,7 +49,7 @@ extension Magnets {
             func validate() throws { _ = try Arguments.name(name, of: "zone") }
 
             func run() throws {
-                Report.op(try options.open().record(author: options.authorName) { _ in .zoneRemove(name: name) }, json: options.json)
+                Report.op(try options.record { _ in .zoneRemove(name: name) }, json: options.json)
             }
         }
 
@@ -90,7 +90,7 @@ extension Magnets {
 
             func run() throws {
                 let boundary = Boundary(name: name, segment: Segment(from: from.point, to: to.point))
-                Report.op(try options.open().record(author: options.authorName) { _ in .boundaryAdd(boundary) }, json: options.json)
+                Report.op(try options.record { _ in .boundaryAdd(boundary) }, json: options.json)
             }
         }
 
@@ -103,7 +103,7 @@ extension Magnets {
             func validate() throws { _ = try Arguments.name(name, of: "boundary") }
 
             func run() throws {
-                Report.op(try options.open().record(author: options.authorName) { _ in .boundaryRemove(name: name) }, json: options.json)
+                Report.op(try options.record { _ in .boundaryRemove(name: name) }, json: options.json)
             }
         }
 
