@@ -61,4 +61,26 @@ struct NewcomerTests {
         let authors = ((try? JSONSerialization.jsonObject(with: Data(history.stdout.utf8))) as? [[String: Any]] ?? []).map { $0["author"] as? String }
         #expect(authors == ["alice", "alice", "erin", "frank"])
     }
+
+    // MARK: - Item 10: a pull without its color
+
+    @Test("pull O with only a green O takes it; with a green and a blue O it lists both; with none it lists the tiles")
+    func pullWithoutColor() {
+        #expect(magnets("init", "--replica", "alice").status == 0)
+        #expect(magnets("tray", "add", "O", "--color", "green").status == 0)
+        #expect(magnets("tray", "add", "A").status == 0)
+        let one = magnets("pull", "O", "--to", "100,100", "--json")
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(magnets("show", "--json").stdout.contains("\"green\""))
+        #expect(magnets("tray", "add", "O", "--color", "blue").status == 0)
+        let before = bytes("board.magnets")
+        let several = magnets("pull", "O", "--to", "200,100")
+        #expect(several.status == 1)
+        #expect(several.firstErrorLine == "error: several tiles bear 'O': 'O' green, 'O' blue; say which with --color", "\(several.stderr)")
+        let none = magnets("pull", "Z", "--to", "200,100")
+        #expect(none.status == 1)
+        #expect(none.firstErrorLine == "error: no 'Z' tile in the tray (tiles: 'O' green, 'A' red, 'O' blue)", "\(none.stderr)")
+        #expect(bytes("board.magnets") == before)
+        #expect(magnets("pull", "O", "--color", "blue", "--to", "200,100").status == 0)
+    }
 }

@@ -11,23 +11,36 @@ extension Magnets {
             discussion: "--to drops it at a point; --path is a touch path from the tray (y < 0): a downward swipe (more than 16 points down, under 12 sideways) pulls, then drags along the rest.")
         @OptionGroup var options: BoardOptions
         @Argument(help: "The letter.") var letter: String
-        @Option(help: "The tile's color (default red).") var color = "red"
+        @Option(help: "The tile's color; needed only when several tiles bear the letter.") var color: String?
         @Option(parsing: .unconditional, help: "Drop it at X,Y.") var to: PointArgument?
         @Option(parsing: .unconditional, help: "A touch path \"X,Y X,Y …\" starting on the tray.") var path: PathArgument?
 
         func validate() throws {
             _ = try Arguments.letter(letter)
-            _ = try Arguments.color(color)
+            if let color { _ = try Arguments.color(color) }
             guard (to == nil) != (path == nil) else { throw ValidationError("give exactly one of --to or --path") }
         }
 
         func run() throws {
             let letter = try Arguments.letter(self.letter)
             let target: Target = to.map { .point($0.point) } ?? .path(path!.points)
-            let recorded = try options.record { _ in
-                .pull(letter: letter, color: color, target: target)
+            let recorded = try options.record { board in
+                .pull(letter: letter, color: try color ?? Self.color(of: letter, in: board), target: target)
             }
             Report.magnet(recorded, MagnetID(pulledBy: recorded.op.id), json: options.json)
+        }
+
+        /// The color of the one tile that bears `letter`; none or several are refused, naming the
+        /// tiles there are.
+        static func color(of letter: String, in board: Board) throws -> String {
+            let tiles = board.tray.filter { $0.letter == letter }
+            if tiles.count == 1 { return tiles[0].color }
+            let list = (tiles.isEmpty ? board.tray : tiles).map { "'\($0.letter)' \($0.color)" }.joined(separator: ", ")
+            if tiles.isEmpty {
+                throw StoreError.refused(board.tray.isEmpty ? "no '\(letter)' tile in the tray (the tray is empty)"
+                                                            : "no '\(letter)' tile in the tray (tiles: \(list))")
+            }
+            throw StoreError.refused("several tiles bear '\(letter)': \(list); say which with --color")
         }
     }
 
