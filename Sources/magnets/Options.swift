@@ -44,7 +44,18 @@ struct BoardOptions: ParsableArguments {
     /// `.reading` for one that only reads (which then works where writing cannot: read-only
     /// media, a full disk). It is closed when the command has finished (see `OpenFiles`).
     func open(for purpose: BoardFile.Purpose = .writing) throws -> BoardFile {
-        OpenFiles.keep(try BoardFile.open(boardPath, for: purpose))
+        do {
+            return OpenFiles.keep(try BoardFile.open(boardPath, for: purpose))
+        } catch StoreError.missingFile(let path) where board == nil && Environment.value("MAGNETS_BOARD").map(\.isEmpty) ?? true {
+            // No -b: perhaps it was forgotten, and the boards are right here.
+            let here = ((try? FileManager.default.contentsOfDirectory(atPath: ".")) ?? [])
+                .filter { $0.hasSuffix(".magnets") && !$0.hasPrefix(".") }.sorted()
+            guard !here.isEmpty else { throw StoreError.missingFile(path) }
+            let example = (["magnets"] + CommandLine.arguments.dropFirst() + ["-b", here[0]]).map(Shell.quote).joined(separator: " ")
+            throw HintedError(message: "\(path) does not exist (it is the board used when no -b is given)",
+                              hint: "board files here: \(here.joined(separator: ", ")) — name one with -b, as in "
+                                  + "\(example), or set MAGNETS_BOARD")
+        }
     }
 }
 

@@ -2,6 +2,28 @@ import Foundation
 import MagnetsCore
 import MagnetsStore
 
+/// An error whose line is followed by a hint of what to do (`hint: …` on the next line).
+struct HintedError: LocalizedError {
+    var message: String
+    var hint: String
+    var errorDescription: String? { message }
+}
+
+/// Words as a POSIX shell reads them back.
+enum Shell {
+    /// `word` as is when it is made of characters no shell treats specially, else in single
+    /// quotes (a quote inside written `'\''`): `'/tmp/my boards/a.magnets'`.
+    static func quote(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { c in
+            (c.isASCII && (CharacterSet.alphanumerics.contains(c) || "/._-+=:,@%".unicodeScalars.contains(c)))
+        }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// A command line of quoted words.
+    static func line(_ words: String...) -> String { words.map(quote).joined(separator: " ") }
+}
+
 /// Printing: results to stdout, errors as one `error: …` line on stderr.
 enum Output {
     /// Stdout could not be written: a reader that went away (`| head`) ends the command quietly;

@@ -83,4 +83,33 @@ struct NewcomerTests {
         #expect(bytes("board.magnets") == before)
         #expect(magnets("pull", "O", "--color", "blue", "--to", "200,100").status == 0)
     }
+
+    // MARK: - Item 11: hints that point the right way
+
+    @Test("sync with a missing file advises a clone, not init; nothing is created")
+    func syncMissing() {
+        #expect(magnets("init", "-b", "a.magnets", "--replica", "alice").status == 0)
+        let run = magnets("sync", "a.magnets", "my copy.magnets")
+        #expect(run.status == 1)
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == "error: my copy.magnets does not exist; only copies of one board can sync")
+        #expect(lines.dropFirst().first == "hint: to make it a copy of a.magnets that syncs with it: magnets clone a.magnets 'my copy.magnets' --replica NAME")
+        #expect(!run.stderr.contains("init"))
+        #expect(BinaryRun.names(in: dir) == ["a.magnets"])
+    }
+
+    @Test("a forgotten -b with board files in the folder names them and shows the command with -b")
+    func forgottenBoard() {
+        #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice").status == 0)
+        #expect(magnets("init", "-b", "bob.magnets", "--replica", "bob").status == 0)
+        let run = magnets("zone", "list")
+        #expect(run.status == 1)
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == "error: ./board.magnets does not exist (it is the board used when no -b is given)")
+        #expect(lines.dropFirst().first == "hint: board files here: alice.magnets, bob.magnets — name one with -b, as in magnets zone list -b alice.magnets, or set MAGNETS_BOARD")
+        // With no board file around, the advice is to create one.
+        let empty = ScratchFolder("magnets-empty")
+        let none = BinaryRun.magnets(["zone", "list"], in: empty.path)
+        #expect(none.status == 1 && none.firstErrorLine.contains("create it with 'magnets init"))
+    }
 }

@@ -59,6 +59,15 @@ extension Magnets {
         @Flag(help: "Say what would move, change nothing.") var dryRun = false
 
         func run() throws {
+            // One of the two missing: a new file can never sync with a board (a board made by
+            // init is another board); a clone can.
+            let hasA = FileManager.default.fileExists(atPath: a), hasB = FileManager.default.fileExists(atPath: b)
+            if hasA != hasB {
+                let (there, missing) = hasA ? (a, b) : (b, a)
+                throw HintedError(message: "\(missing) does not exist; only copies of one board can sync",
+                                  hint: "to make it a copy of \(there) that syncs with it: "
+                                      + Shell.line("magnets", "clone", there, missing, "--replica") + " NAME")
+            }
             let (fileA, fileB) = try OpenFiles.openTwo(a, b)
             let report = try BoardFile.sync(fileA, fileB, dryRun: dryRun)
             if options.json {
