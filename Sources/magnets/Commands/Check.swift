@@ -20,14 +20,14 @@ extension Magnets {
                 return
             }
             if repair {
-                print(report.isClean ? "ok: \(report.ops) ops replayed; nothing needed repair"
-                                     : "repaired: \(report.problems.count) problem(s) fixed by rebuilding from \(report.ops) ops")
+                print(report.isClean ? "ok: \(Output.count(report.ops, "op")) replayed; nothing needed repair"
+                                     : "repaired: \(Output.count(report.problems.count, "problem")) fixed by rebuilding from \(Output.count(report.ops, "op"))")
                 return
             }
             guard report.isClean else {
                 throw StoreError.mismatch(report.problems.joined(separator: "\n"))
             }
-            print("ok: \(report.ops) ops replayed, derived state matches")
+            print("ok: \(Output.count(report.ops, "op")) replayed, derived state matches")
         }
     }
 
@@ -46,7 +46,7 @@ extension Magnets {
                 return
             }
             if conflicts.isEmpty { print("no conflicts"); return }
-            for c in conflicts { print("\(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
+            for c in conflicts { print(Output.line(c)) }
         }
     }
 
@@ -77,7 +77,10 @@ extension Magnets {
                 return
             }
             let verb = dryRun ? "would give" : "gave"
-            print("\(verb) \(a) \(report.intoA) op(s) and \(b) \(report.intoB); \(report.conflicts) conflict(s); clock \(report.clock)")
+            print("\(verb) \(a) \(Output.count(report.intoA, "op")) and \(b) \(Output.count(report.intoB, "op")); "
+                  + "\(Output.count(report.conflicts, "conflict")) settled; clock \(report.clock)")
+            // Each settled conflict on its own line, so nobody's vanished letter is a surprise.
+            for c in Output.settledConflicts(report) ?? [] { print("  " + Output.line(c)) }
         }
     }
 
@@ -102,8 +105,8 @@ extension Magnets {
                 // Where the bundle went to a pipe or device (standard output, /dev/stdout), the
                 // summary goes to stderr, out of the bundle's way.
                 var info = stat()
-                if out == "-" || stat(out, &info) != 0 || info.st_mode & S_IFMT != S_IFREG { Output.note("wrote \(count) op\(count == 1 ? "" : "s") to \(out == "-" ? "standard output" : out)") } else {
-                    print("wrote \(count) op\(count == 1 ? "" : "s") to \(out)")
+                if out == "-" || stat(out, &info) != 0 || info.st_mode & S_IFMT != S_IFREG { Output.note("wrote \(Output.count(count, "op")) to \(out == "-" ? "standard output" : out)") } else {
+                    print("wrote \(Output.count(count, "op")) to \(out)")
                 }
             }
         }
@@ -127,7 +130,7 @@ extension Magnets {
                     report = try board.importOps(from: file)
                 }
                 if options.json { Output.json(.object([("added", .int(report.added)), ("skipped", .int(report.skipped))])) } else {
-                    print("imported \(report.added) op\(report.added == 1 ? "" : "s"); \(report.skipped) already here")
+                    print("imported \(Output.count(report.added, "op")); \(report.skipped) already here")
                 }
             }
         }

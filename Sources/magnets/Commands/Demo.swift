@@ -58,14 +58,14 @@ extension Magnets {
 
             say("\n4. magnets sync alice.magnets bob.magnets")
             let report = try BoardFile.sync(alice, bob)
-            print("  alice got \(report.intoA) op(s), bob got \(report.intoB); \(report.conflicts) conflict(s); clock \(report.clock)")
+            print("  alice got \(Output.count(report.intoA, "op")), bob got \(report.intoB); \(Output.count(report.conflicts, "conflict")) settled; clock \(report.clock)")
             let after = try alice.current().board
             guard after == (try bob.current().board) else { throw StoreError.failed("the copies did not converge") }
             print(TerminalPicture.render(after, columns: min(width, 100), colored: color))
             print(TerminalPicture.listing(after))
 
             say("\n5. how the conflicts were settled (magnets conflicts)")
-            for c in try alice.conflicts() { print("  \(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
+            for c in try alice.conflicts() { print("  " + Output.line(c)) }
 
             say("\n6. the history after the sync (magnets history --limit 8)")
             try alice.history(limit: 8) { entry in print("  \(History.caption(entry))") }

@@ -66,9 +66,9 @@ extension Magnets {
                 let outcome = board.apply(entry.op)
                 frames.append(Timelapse.Frame(board: board, caption: History.caption(entry), rejected: outcome.isRejected))
             }
-            if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(frames.count) ops", frames: frames),
+            if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(Output.count(frames.count, "op"))", frames: frames),
                                        to: timelapse!, as: .html) {
-                print("wrote \(timelapse!) (\(frames.count) frames)")
+                print("wrote \(timelapse!) (\(Output.count(frames.count, "frame")))")
             }
         }
     }
