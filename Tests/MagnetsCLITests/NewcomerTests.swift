@@ -151,4 +151,36 @@ struct NewcomerTests {
         #expect(listed.count == 1)
         #expect(Array(sync.stdout.split(separator: "\n").dropFirst().map(String.init)) == listed)
     }
+
+    // MARK: - Item 14: the demo
+
+    @Test("the demo shows each command whole, and its suggestions run as printed in a folder with a space and a quote")
+    func demoSuggestions() throws {
+        let folder = dir + "/my boards's demo"
+        let demo = BinaryRun.magnets(["demo", "--dir", folder], in: dir, environment: ["NO_COLOR": "1"])
+        #expect(demo.status == 0, "\(demo.stderr)")
+        #expect(demo.stdout.contains("boundary add shelf --from 100,500 --to 900,500 → "))
+        let lines = demo.stdout.split(separator: "\n").map(String.init)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("7. explore") }) else {
+            Issue.record("no suggestions in \(demo.stdout)")
+            return
+        }
+        let suggestions = lines[(start + 1)...].map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        #expect(suggestions.count == 6)
+        for line in suggestions {
+            var command = line
+            #if os(macOS)
+            let opener = "open "
+            #else
+            let opener = "xdg-open "
+            #endif
+            if command.hasPrefix(opener) {
+                // Not opened here: the quoted path must name the picture.
+                command = "test -s " + command.dropFirst(opener.count)
+            }
+            let run = BinaryRun.run("/bin/sh", ["-c", command], in: dir)
+            #expect(run.status == 0, "\(line): \(run.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: folder + "/story.html"))
+    }
 }

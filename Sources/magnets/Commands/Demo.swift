@@ -18,7 +18,8 @@ extension Magnets {
             func say(_ text: String) { print(color ? "\u{1B}[1m\(text)\u{1B}[0m" : text) }
             func step(_ file: BoardFile, _ who: String, _ what: String, _ make: (Board) throws -> Payload) throws {
                 let recorded = try file.record(author: who, make)
-                print("  \(who.padding(toLength: 5, withPad: " ", startingAt: 0)) \(what.padding(toLength: 44, withPad: " ", startingAt: 0)) → \(Output.describe(recorded))")
+                // Padded, never cut: the command column shows each command whole.
+                print("  \(Self.pad(who, 5)) \(Self.pad(what, 46)) → \(Output.describe(recorded))")
             }
 
             say("magnets demo — in \(folder)\n")
@@ -73,15 +74,29 @@ extension Magnets {
             let svg = folder + "/board.svg"
             try Output.writePicture(SVGPicture.render(after), to: svg, as: .svg)
             say("\n7. explore the files it left:")
-            let tool = Demo.invocation
+            let tool = Shell.quote(Demo.invocation)
             for line in [
-                "\(tool) show -b \(alicePath)",
-                "\(tool) history -b \(bobPath) --format table",
-                "\(tool) history -b \(bobPath) --magnet alice-8",
-                "\(tool) conflicts -b \(alicePath) --json",
-                "\(tool) render --timelapse \(folder)/story.html -b \(alicePath)",
-                "open \(svg)   # the board as SVG",
+                "\(tool) show -b \(Shell.quote(alicePath))",
+                "\(tool) history -b \(Shell.quote(bobPath)) --format table",
+                "\(tool) history -b \(Shell.quote(bobPath)) --magnet alice-8",
+                "\(tool) conflicts -b \(Shell.quote(alicePath)) --json",
+                "\(tool) render --timelapse \(Shell.quote(folder + "/story.html")) -b \(Shell.quote(alicePath))",
+                "\(Self.opener) \(Shell.quote(svg))   # the board as SVG",
             ] { print("  \(line)") }
+        }
+
+        /// What opens a file in its application: `open` on macOS, `xdg-open` elsewhere.
+        static var opener: String {
+            #if os(macOS)
+            "open"
+            #else
+            "xdg-open"
+            #endif
+        }
+
+        /// `text` padded with spaces to `width`; longer text is kept whole.
+        static func pad(_ text: String, _ width: Int) -> String {
+            text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
         }
 
         /// How to run this binary again: `magnets` when that name on PATH is this very file (as
