@@ -3,42 +3,23 @@ import Foundation
 import MagnetsCore
 import MagnetsStore
 
-/// The options every command takes: the board file, JSON output, the author.
-struct BoardOptions: ParsableArguments {
-    @Option(name: [.customShort("b"), .customLong("board")], help: "The board file (env MAGNETS_BOARD, else ./board.magnets).")
+// MARK: - Shared options
+
+/// `-b/--board PATH`: the board file, for every command that works on one.
+struct BoardFileOption: ParsableArguments {
+    @Option(name: [.customShort("b"), .customLong("board")],
+            help: ArgumentHelp("The board file (env MAGNETS_BOARD, else ./board.magnets).", valueName: "file"),
+            completion: .file(extensions: ["magnets"]))
     var board: String?
 
-    @Flag(name: .long, help: "Machine-readable output.")
-    var json = false
-
-    @Option(name: .customLong("as"), help: "The author (env MAGNETS_USER, else the file's replica id).")
-    var author: String?
-
     func validate() throws {
-        if let author { try Arguments.checkAuthor(author) }
-        if let path, path.isEmpty { throw ValidationError("--board needs a path") }
+        if let board, board.isEmpty { throw ValidationError("--board needs a path") }
     }
-
-    private var path: String? { board }
 
     /// The board file's path.
-    var boardPath: String {
-        board ?? Environment.value("MAGNETS_BOARD").flatMap { $0.isEmpty ? nil : $0 } ?? "./board.magnets"
-    }
+    var boardPath: String { board ?? Self.environmentBoard ?? "./board.magnets" }
 
-    /// Who is editing (SPEC §6): `--as`, else `MAGNETS_USER`, else the replica id of the file
-    /// edited (`replica`).
-    func author(replica: String) -> String {
-        if let author { return author }
-        if let env = Environment.value("MAGNETS_USER"), (try? Arguments.checkAuthor(env)) != nil { return env }
-        return replica
-    }
-
-    /// Opens the board file and records the op `make` gives, by `author(replica:)`.
-    func record(_ make: (Board) throws -> Payload) throws -> Recorded {
-        let file = try open()
-        return try file.record(author: author(replica: file.replica), make)
-    }
+    static var environmentBoard: String? { Environment.value("MAGNETS_BOARD").flatMap { $0.isEmpty ? nil : $0 } }
 
     /// Opens the board file (refusing a missing or foreign one) for a command that writes, or with
     /// `.reading` for one that only reads (which then works where writing cannot: read-only
@@ -46,7 +27,7 @@ struct BoardOptions: ParsableArguments {
     func open(for purpose: BoardFile.Purpose = .writing) throws -> BoardFile {
         do {
             return OpenFiles.keep(try BoardFile.open(boardPath, for: purpose))
-        } catch StoreError.missingFile(let path) where board == nil && Environment.value("MAGNETS_BOARD").map(\.isEmpty) ?? true {
+        } catch StoreError.missingFile(let path) where board == nil && Self.environmentBoard == nil {
             // No -b: perhaps it was forgotten, and the boards are right here.
             let here = ((try? FileManager.default.contentsOfDirectory(atPath: ".")) ?? [])
                 .filter { $0.hasSuffix(".magnets") && !$0.hasPrefix(".") }.sorted()
@@ -56,6 +37,81 @@ struct BoardOptions: ParsableArguments {
                               hint: "board files here: \(here.joined(separator: ", ")) — name one with -b, as in "
                                   + "\(example), or set MAGNETS_BOARD")
         }
+    }
+}
+
+/// `--json`, for every command that prints a result.
+struct JSONOption: ParsableArguments {
+    @Flag(name: .long, help: "Machine-readable output.")
+    var json = false
+}
+
+/// `--as NAME`, for every command that records ops.
+struct AuthorOption: ParsableArguments {
+    @Option(name: .customLong("as"), help: ArgumentHelp("The author (env MAGNETS_USER, else the file's replica id).", valueName: "name"))
+    var author: String?
+
+    func validate() throws {
+        if let author { try Arguments.checkAuthor(author) }
+    }
+
+    /// Who is editing (SPEC §6): `--as`, else `MAGNETS_USER`, else the replica id of the file
+    /// edited (`replica`).
+    func name(replica: String) -> String {
+        if let author { return author }
+        if let env = Environment.value("MAGNETS_USER"), (try? Arguments.checkAuthor(env)) != nil { return env }
+        return replica
+    }
+}
+
+/// `-b` and `--json`: the options of a command that reads a board and prints what it finds.
+struct BoardOptions: ParsableArguments {
+    @OptionGroup var file: BoardFileOption
+    @OptionGroup var output: JSONOption
+
+    var json: Bool { output.json }
+    var boardPath: String { file.boardPath }
+    func open(for purpose: BoardFile.Purpose = .writing) throws -> BoardFile { try file.open(for: purpose) }
+}
+
+/// `-b`, `--json` and `--as`: the options of a command that records ops.
+struct EditOptions: ParsableArguments {
+    @OptionGroup var file: BoardFileOption
+    @OptionGroup var output: JSONOption
+    @OptionGroup var author: AuthorOption
+
+    var json: Bool { output.json }
+    var boardPath: String { file.boardPath }
+    func open() throws -> BoardFile { try file.open() }
+
+    /// Who is editing a file of replica `replica` (see `AuthorOption`).
+    func author(replica: String) -> String { author.name(replica: replica) }
+
+    /// Opens the board file and records the op `make` gives, by `author(replica:)`.
+    func record(_ make: (Board) throws -> Payload) throws -> Recorded {
+        let file = try open()
+        return try file.record(author: author(replica: file.replica), make)
+    }
+}
+
+/// Completions that look into the board file.
+enum Completion {
+    /// The magnets on the board named by `-b`/`--board` among the words typed so far (else
+    /// `MAGNETS_BOARD`, else `./board.magnets`): their ids, and each letter only one magnet bears.
+    /// All of them: the shells filter by what is typed (argument-parser's `prefix` argument was
+    /// seen to come from another word).
+    static let magnets = CompletionKind.custom { words, _, _ in
+        var path = BoardFileOption.environmentBoard ?? "./board.magnets"
+        for (i, word) in words.enumerated() {
+            if (word == "-b" || word == "--board"), i + 1 < words.count { path = words[i + 1] }
+            if word.hasPrefix("--board=") { path = String(word.dropFirst("--board=".count)) }
+        }
+        guard let file = try? BoardFile.open(path, for: .reading) else { return [] }
+        defer { try? file.close() }
+        guard let board = try? file.current().board else { return [] }
+        let magnets = board.sortedMagnets
+        let letters = Dictionary(grouping: magnets, by: \.letter).filter { $0.value.count == 1 }.keys.sorted()
+        return magnets.map(\.id.description) + letters
     }
 }
 
@@ -241,6 +297,7 @@ struct SizeArgument: ExpressibleByArgument {
               Validation.isValid(v[0], in: Validation.magnetSideRange), Validation.isValid(v[1], in: Validation.magnetSideRange) else { return nil }
         size = Size(width: v[0], height: v[1])
     }
+    var defaultValueDescription: String { "\(formatNumber(size.width))x\(formatNumber(size.height))" }
 }
 
 /// `"X,Y X,Y …"`: a path of 1…10000 points.
@@ -274,4 +331,5 @@ struct SideArgument: ExpressibleByArgument {
         guard let v = Arguments.number(Substring(argument)), Validation.isValid(v, in: Validation.boardSideRange) else { return nil }
         value = v
     }
+    var defaultValueDescription: String { formatNumber(value) }
 }

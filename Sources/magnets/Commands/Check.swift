@@ -6,7 +6,7 @@ import MagnetsStore
 extension Magnets {
     /// `magnets check [--repair]`: derived state == replayed log.
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "check", abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.")
+        static let configuration = CommandConfiguration(commandName: "check", abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.", discussion: "Example:\n  magnets check -b alice.magnets")
         @OptionGroup var options: BoardOptions
         @Flag(help: "Rebuild every derived table from the log.") var repair = false
 
@@ -33,7 +33,7 @@ extension Magnets {
 
     /// `magnets conflicts`.
     struct Conflicts: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "conflicts", abstract: "List the concurrent edits the replay order settled, and how.")
+        static let configuration = CommandConfiguration(commandName: "conflicts", abstract: "List the concurrent edits the replay order settled, and how.", discussion: "Example:\n  magnets conflicts -b bob.magnets --json")
         @OptionGroup var options: BoardOptions
 
         func run() throws {
@@ -52,10 +52,10 @@ extension Magnets {
 
     /// `magnets sync A B`.
     struct Sync: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "sync", abstract: "Give two copies of a board the ops each lacks; both then show the same board.")
-        @OptionGroup var options: BoardOptions
-        @Argument(help: "One board file.") var a: String
-        @Argument(help: "The other.") var b: String
+        static let configuration = CommandConfiguration(commandName: "sync", abstract: "Give two copies of a board the ops each lacks; both then show the same board.", discussion: "Example:\n  magnets sync alice.magnets bob.magnets")
+        @OptionGroup var options: JSONOption
+        @Argument(help: ArgumentHelp("One board file.", valueName: "a"), completion: .file(extensions: ["magnets"])) var a: String
+        @Argument(help: ArgumentHelp("The other.", valueName: "b"), completion: .file(extensions: ["magnets"])) var b: String
         @Flag(help: "Say what would move, change nothing.") var dryRun = false
 
         func run() throws {
@@ -86,14 +86,14 @@ extension Magnets {
 
     /// `magnets ops export|import`.
     struct Ops: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "ops", abstract: "Move ops between copies as bundle files.", subcommands: [Export.self, Import.self])
+        static let configuration = CommandConfiguration(commandName: "ops", abstract: "Move ops between copies as bundle files, or through a pipe.", discussion: "Example:\n  magnets ops export -b alice.magnets --out - | ssh host magnets ops import - -b bob.magnets", subcommands: [Export.self, Import.self])
 
         /// `magnets ops export --out FILE|- [--since CLOCK]`.
         struct Export: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file, or with --out - to standard output.")
+            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file, or with --out - to standard output.", discussion: "Example:\n  magnets ops export -b alice.magnets --out alice.bundle --since alice=3,bob=2")
             @OptionGroup var options: BoardOptions
-            @Option(help: "The bundle file to write; - for standard output.") var out: String
-            @Option(help: "Only ops this clock (alice=3,bob=2) does not cover.") var since: ClockArgument?
+            @Option(help: ArgumentHelp("The bundle file to write; - for standard output.", valueName: "file"), completion: .file()) var out: String
+            @Option(help: ArgumentHelp("Only ops this clock (alice=3,bob=2) does not cover.", valueName: "clock")) var since: ClockArgument?
 
             func validate() throws {
                 if out == "-" && options.json { throw ValidationError("--json and --out - would both write to standard output; give --out a file name") }
@@ -113,9 +113,9 @@ extension Magnets {
 
         /// `magnets ops import FILE|-`.
         struct Import: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, or with - standard input, all or nothing.")
+            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, or with - standard input, all or nothing.", discussion: "Example:\n  magnets ops import alice.bundle -b bob.magnets")
             @OptionGroup var options: BoardOptions
-            @Argument(help: "The bundle file; - for standard input.") var file: String
+            @Argument(help: "The bundle file; - for standard input.", completion: .file()) var file: String
 
             func run() throws {
                 let board = try options.open()

@@ -7,9 +7,8 @@ import MagnetsStore
 extension Magnets {
     /// `magnets demo`: a two-person session, start to finish, in a folder it leaves behind.
     struct Demo: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "demo", abstract: "Play a two-person session: edit offline, sync, show the board and its story.")
-        @OptionGroup var options: BoardOptions
-        @Option(help: "The folder to play in: empty or new (default: a fresh temporary folder).") var dir: String?
+        static let configuration = CommandConfiguration(commandName: "demo", abstract: "Play a two-person session: edit offline, sync, show the board and its story.", discussion: "Example:\n  magnets demo --dir /tmp/fridge")
+        @Option(help: ArgumentHelp("The folder to play in: empty or new (default: a fresh temporary folder).", valueName: "folder"), completion: .directory) var dir: String?
 
         func run() throws {
             let folder = try Self.folder(dir)

@@ -7,9 +7,9 @@ import MagnetsStore
 extension Magnets {
     /// `magnets show [--at N]`: the board as a picture in the terminal, then a listing.
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.", discussion: "Example:\n  magnets show -b bob.magnets --at 5")
         @OptionGroup var options: BoardOptions
-        @Option(parsing: .unconditional, help: "Show the board after the first N ops of the replay order.") var at: Int?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Show the board after the first N ops of the replay order.", valueName: "n")) var at: Int?
 
         func validate() throws {
             if let at, at < 1 { throw ValidationError("--at must be at least 1") }
@@ -40,11 +40,11 @@ extension Magnets {
 
     /// `magnets render (--svg FILE | --timelapse FILE.html) [--at N]`.
     struct Render: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "render", abstract: "Draw the board as SVG, or its history as a timelapse page.")
-        @OptionGroup var options: BoardOptions
-        @Option(help: "Write the board as SVG to FILE.") var svg: String?
-        @Option(help: "Write a page that replays the history to FILE.html.") var timelapse: String?
-        @Option(parsing: .unconditional, help: "The board after the first N ops (the last frame, for --timelapse).") var at: Int?
+        static let configuration = CommandConfiguration(commandName: "render", abstract: "Draw the board as SVG, or its history as a timelapse page.", discussion: "Example:\n  magnets render --svg board.svg -b alice.magnets")
+        @OptionGroup var options: BoardFileOption
+        @Option(help: ArgumentHelp("Write the board as SVG to FILE.", valueName: "file"), completion: .file(extensions: ["svg"])) var svg: String?
+        @Option(help: ArgumentHelp("Write a page that replays the history to FILE.html.", valueName: "file"), completion: .file(extensions: ["html"])) var timelapse: String?
+        @Option(parsing: .unconditional, help: ArgumentHelp("The board after the first N ops (the last frame, for --timelapse).", valueName: "n")) var at: Int?
 
         func validate() throws {
             guard (svg == nil) != (timelapse == nil) else { throw ValidationError("give exactly one of --svg or --timelapse") }

@@ -9,13 +9,13 @@ extension Magnets {
 
         /// `magnets tray add LETTERS`: adds to (or creates) one tile per letter.
         struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add tiles to the tray, one per letter of LETTERS.")
-            @OptionGroup var options: BoardOptions
+            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add tiles to the tray, one per letter of LETTERS.", discussion: "Example:\n  magnets tray add HELLO --count 2 --color blue")
+            @OptionGroup var options: EditOptions
             @Argument(help: "The letters, each one tile (e.g. HELLO).") var letters: String
-            @Option(parsing: .unconditional, help: "How many to add to each tile (≥ 1; default 1).") var count: Int?
+            @Option(parsing: .unconditional, help: ArgumentHelp("How many to add to each tile, 1 or more (default: 1).", valueName: "n")) var count: Int?
             @Flag(help: "Make the tiles unlimited for good.") var unlimited = false
-            @Option(help: "The tiles' color (default red).") var color = "red"
-            @Option(parsing: .unconditional, help: "The magnets' size WxH, each side 1…1000 (default 40x50).") var size = SizeArgument(argument: "40x50")!
+            @Option(help: ArgumentHelp("The tiles' color, [a-z][a-z0-9-]{0,31}.", valueName: "color")) var color = "red"
+            @Option(parsing: .unconditional, help: ArgumentHelp("The magnets' size WxH, each side 1…1000; a tile keeps its first size.", valueName: "wxh")) var size = SizeArgument(argument: "40x50")!
 
             func validate() throws {
                 if count != nil && unlimited { throw ValidationError("give --count or --unlimited, not both") }
@@ -47,7 +47,7 @@ extension Magnets {
 
         /// `magnets tray list`.
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the tray's tiles.")
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the tray's tiles.", discussion: "Example:\n  magnets tray list --json")
             @OptionGroup var options: BoardOptions
 
             func run() throws {
