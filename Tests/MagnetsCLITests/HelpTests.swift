@@ -81,4 +81,23 @@ struct HelpTests {
         let named = BinaryRun.magnets(["---completion", "return", "--", "positional@0", "2", "0", "magnets", "return", "", "-b", "bob.magnets"], in: dir)
         #expect(named.stdout.split(separator: "\n") == ["alice-5", "B"], "\(named.stdout) \(named.stderr)")
     }
+
+    @Test("the README opens with the two commands, lists every command the binary has, and leaves the design to DESIGN.md")
+    func readme() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // The first lines: the heading, then a sh block of `swift run magnets demo` and `swift test`.
+        let commands = lines.prefix(6).dropFirst().map { $0.split(separator: "#", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+        #expect(commands == ["", "```sh", "swift run magnets demo", "swift test", "```"])
+        #expect(lines.first == "# magnets")
+        for words in HelpTests.commands {
+            #expect(readme.contains("magnets " + words.joined(separator: " ")), "README lacks magnets \(words.joined(separator: " "))")
+        }
+        #expect(readme.contains("ops export -b alice.magnets --out - | ssh"))
+        #expect(readme.contains("[DESIGN.md](DESIGN.md)"))
+        #expect(!readme.contains("affinity") && !readme.contains("page cache"))
+        let design = try String(contentsOf: root.appendingPathComponent("DESIGN.md"), encoding: .utf8)
+        #expect(design.contains("## Choices where the specification is silent"))
+    }
 }
