@@ -251,14 +251,19 @@ enum Arguments {
 
 extension Arguments {
     /// What a valid value of each option looks like, for usage errors.
-    static let expected: [String: String] = [
-        "to": "a point X,Y of finite numbers within ±1000000", "by": "an offset DX,DY of finite numbers within ±1000000",
-        "from": "a point X,Y of finite numbers within ±1000000",
-        "path": "\"X,Y X,Y …\": 1 to 10000 points of finite numbers within ±1000000",
-        "rect": "X,Y,W,H: finite numbers, the corner within ±1000000, width and height above 0",
-        "size": "WxH, each side from 1 to 1000", "width": "a number from 1 to 100000", "height": "a number from 1 to 100000",
-        "since": "a clock like alice=3,bob=2",
-    ]
+    /// (Built from the core's limits, so the ranges are written once, in `Validation`.)
+    static let expected: [String: String] = {
+        let limit = "finite numbers within ±" + formatNumber(Validation.coordinateLimit)
+        let magnet = Validation.magnetSideRange, board = Validation.boardSideRange
+        let side = "a number from \(formatNumber(board.lowerBound)) to \(formatNumber(board.upperBound))"
+        return [
+            "to": "a point X,Y of \(limit)", "by": "an offset DX,DY of \(limit)", "from": "a point X,Y of \(limit)",
+            "path": "\"X,Y X,Y …\": 1 to \(Validation.maxPathPoints) points of \(limit)",
+            "rect": "X,Y,W,H: finite numbers, the corner within ±\(formatNumber(Validation.coordinateLimit)), width and height above 0",
+            "size": "WxH, each side from \(formatNumber(magnet.lowerBound)) to \(formatNumber(magnet.upperBound))",
+            "width": side, "height": side, "since": "a clock like alice=3,bob=2",
+        ]
+    }()
 
     /// argument-parser's "The value 'V' is invalid for '--to <to>'" with what was expected.
     static func explained(_ message: String) -> String {
@@ -273,7 +278,7 @@ extension Arguments {
 struct PointArgument: ExpressibleByArgument {
     var point: Point
     init?(argument: String) {
-        guard let v = Arguments.numbers(argument, count: 2), Validation.isValid(Point(x: v[0], y: v[1])) else { return nil }
+        guard let v = Arguments.numbers(argument, count: 2), Validation.pointProblem(Point(x: v[0], y: v[1])) == nil else { return nil }
         point = Point(x: v[0], y: v[1])
     }
     static var defaultValueDescription: String { "X,Y" }
@@ -283,8 +288,8 @@ struct PointArgument: ExpressibleByArgument {
 struct RectArgument: ExpressibleByArgument {
     var rect: Rect
     init?(argument: String) {
-        guard let v = Arguments.numbers(argument, count: 4), Validation.isValid(Point(x: v[0], y: v[1])),
-              v[2] > 0, v[3] > 0, v[2] <= 2 * Validation.coordinateLimit, v[3] <= 2 * Validation.coordinateLimit else { return nil }
+        guard let v = Arguments.numbers(argument, count: 4),
+              Validation.rectProblem(Rect(x: v[0], y: v[1], width: v[2], height: v[3])) == nil else { return nil }
         rect = Rect(x: v[0], y: v[1], width: v[2], height: v[3])
     }
 }
@@ -294,7 +299,7 @@ struct SizeArgument: ExpressibleByArgument {
     var size: Size
     init?(argument: String) {
         guard let v = Arguments.numbers(argument, count: 2, separator: "x"),
-              Validation.isValid(v[0], in: Validation.magnetSideRange), Validation.isValid(v[1], in: Validation.magnetSideRange) else { return nil }
+              Validation.magnetSizeProblem(Size(width: v[0], height: v[1])) == nil else { return nil }
         size = Size(width: v[0], height: v[1])
     }
     var defaultValueDescription: String { "\(formatNumber(size.width))x\(formatNumber(size.height))" }
@@ -304,13 +309,12 @@ struct SizeArgument: ExpressibleByArgument {
 struct PathArgument: ExpressibleByArgument {
     var points: [Point]
     init?(argument: String) {
-        let parts = argument.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard !parts.isEmpty, parts.count <= Validation.maxPathPoints else { return nil }
         var points: [Point] = []
-        for part in parts {
-            guard let p = PointArgument(argument: String(part)) else { return nil }
-            points.append(p.point)
+        for part in argument.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            guard let v = Arguments.numbers(String(part), count: 2) else { return nil }
+            points.append(Point(x: v[0], y: v[1]))
         }
+        guard Validation.pathProblem(points) == nil else { return nil }
         self.points = points
     }
 }
@@ -328,7 +332,8 @@ struct ClockArgument: ExpressibleByArgument {
 struct SideArgument: ExpressibleByArgument {
     var value: Double
     init?(argument: String) {
-        guard let v = Arguments.number(Substring(argument)), Validation.isValid(v, in: Validation.boardSideRange) else { return nil }
+        // One side of a board size: the core's rule for board sizes, asked with a square.
+        guard let v = Arguments.number(Substring(argument)), Validation.boardSizeProblem(Size(width: v, height: v)) == nil else { return nil }
         value = v
     }
     var defaultValueDescription: String { formatNumber(value) }

@@ -183,4 +183,27 @@ struct NewcomerTests {
         }
         #expect(FileManager.default.fileExists(atPath: folder + "/story.html"))
     }
+
+    // MARK: - Validation in one place
+
+    @Test("the command line accepts exactly what the core's rules accept: each limit taken, just past it a usage error before the file is opened",
+          arguments: [
+            (["pull", "A", "--to", "1000000,-1000000"], ["pull", "A", "--to", "1000000.5,0"]),
+            (["pull", "A", "--path", "0,-40 0,-10 -1000000,5"], ["pull", "A", "--path", "0,-40 0,nan"]),
+            (["zone", "add", "z", "--rect", "-1000000,0,2000000,0.5"], ["zone", "add", "z", "--rect", "0,0,2000001,5"]),
+            (["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000000"], ["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000001"]),
+            (["tray", "add", "Q", "--size", "1000x1"], ["tray", "add", "Q", "--size", "1000x0.5"]),
+            (["tray", "add", "R", "--count", "1000000000"], ["tray", "add", "R", "--count", "1000000001"]),
+            (["resize", "--width", "100000", "--height", "1"], ["resize", "--width", "100000.5", "--height", "1"]),
+          ])
+    func limits(_ good: [String], _ bad: [String]) {
+        #expect(magnets("init", "--replica", "alice").status == 0)
+        #expect(magnets("tray", "add", "A", "--unlimited").status == 0)
+        let before = bytes("board.magnets")
+        let refused = BinaryRun.magnets(bad, in: dir)
+        #expect(refused.status == 64 && refused.firstErrorLine.hasPrefix("error: "), "\(bad): \(refused.stderr)")
+        #expect(bytes("board.magnets") == before)
+        let taken = BinaryRun.magnets(good, in: dir)
+        #expect(taken.status == 0, "\(good): \(taken.stderr)")
+    }
 }

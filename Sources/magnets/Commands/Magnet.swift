@@ -69,7 +69,7 @@ extension Magnets {
                 if let path { return .move(magnet: resolved, target: .path(path.points)) }
                 let center = board.magnets[resolved]!.center
                 let target = Point(x: center.x + by!.point.x, y: center.y + by!.point.y)
-                guard Validation.isValid(target) else { throw StoreError.refused("the target \(target) is out of range") }
+                if let problem = Validation.pointProblem(target) { throw StoreError.refused("the target \(target) is out of range: \(problem)") }
                 return .move(magnet: resolved, target: .point(target))
             }
             Report.magnet(recorded, id!, json: options.json)

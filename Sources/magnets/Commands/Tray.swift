@@ -19,9 +19,7 @@ extension Magnets {
 
             func validate() throws {
                 if count != nil && unlimited { throw ValidationError("give --count or --unlimited, not both") }
-                if let count, !(1...Validation.maxTileCount).contains(count) {
-                    throw ValidationError("--count must be 1…\(Validation.maxTileCount)")
-                }
+                if let count, let problem = Validation.countProblem(count) { throw ValidationError("--" + problem) }
                 _ = try Arguments.color(color)
                 guard !letters.isEmpty else { throw ValidationError("give at least one letter") }
                 for ch in letters { _ = try Arguments.letter(String(ch)) }

@@ -19,7 +19,7 @@ extension Magnets {
 
             func validate() throws {
                 _ = try Arguments.name(name, of: "zone")
-                guard (1...Validation.maxCapacity).contains(capacity) else { throw ValidationError("--capacity must be 1…\(Validation.maxCapacity)") }
+                if let problem = Validation.capacityProblem(capacity) { throw ValidationError("--" + problem) }
                 _ = try colors()
             }
 
