@@ -31,12 +31,16 @@ public final class BoardFile: Sendable {
     /// How long a writer waits for another's lock before it gives up.
     public static let busyTimeout: TimeInterval = 10
 
-    init(path: String, db: DatabaseQueue, boardID: String, replica: String, checkpointInterval: Int) {
+    /// The write-ahead log and its index as they were beside the file before it was opened.
+    let sideFiles: SideFiles?
+
+    init(path: String, db: DatabaseQueue, boardID: String, replica: String, checkpointInterval: Int, sideFiles: SideFiles? = nil) {
         self.path = path
         self.db = db
         self.boardID = boardID
         self.replica = replica
         self.checkpointInterval = checkpointInterval
+        self.sideFiles = sideFiles
     }
 
     // MARK: - Migrations
@@ -88,18 +92,65 @@ public final class BoardFile: Sendable {
         return config
     }
 
+    /// What a command means to do with a file it opens.
+    public enum Purpose: Sendable {
+        /// It records ops, syncs, imports or repairs: a file that cannot be written is refused
+        /// before SQLite sees it.
+        case writing
+        /// It only reads (`show`, `history`, `check`, `ops export`, …). The file is opened for
+        /// writing where it can be — closing then copies the write-ahead log in and removes it and
+        /// its index, which a read-only connection cannot do — and otherwise read as it is, without
+        /// creating either: a file, folder or file system that cannot be written, or a full disk.
+        case reading
+    }
+
     /// Opens an existing board file, looking before it writes: a missing file, something that is
     /// not a magnets board, or a file of a newer schema is refused with the file left as it was.
-    public static func open(_ path: String) throws -> BoardFile {
+    /// A file that cannot be written is refused for `.writing` with what stands in the way (the
+    /// file, its folder, its file system, the disk's space, another process's lock) and read as it
+    /// is for `.reading`. A failed opening leaves no write-ahead log or index that was not there.
+    public static func open(_ path: String, for purpose: Purpose = .writing) throws -> BoardFile {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw StoreError.missingFile(path) }
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw StoreError.missingFile(path) }
+            throw StoreError.cannotOpen(path, why: String(cString: strerror(errno)))
+        }
         guard info.st_mode & S_IFMT != S_IFDIR else { throw StoreError.notABoard(path, why: "it is a folder") }
         try checkHeader(path)
-        let db: DatabaseQueue
+        let sideFiles = SideFiles(path)
+        let unwritable = writeProblem(path, needsNewFiles: !sideFiles.hadBoth)
+        if let unwritable {
+            guard purpose == .reading else { throw StoreError.readOnly(path, why: unwritable) }
+            // Nobody can write it, so it can be read as an immutable file (no log, no locks) —
+            // unless a log left beside it holds something, which only SQLite may read.
+            return try connect(path, immutable: sideFiles.walIsEmpty, readonly: true)
+        }
+        let started = Date()
         do {
-            db = try DatabaseQueue(path: path, configuration: configuration())
+            return try connect(path, immutable: false, readonly: false)
         } catch {
-            throw StoreError.notABoard(path, why: describe(error))
+            let failure = classify(error, path, since: started) ?? error
+            sideFiles.removeStrays()
+            // A full disk (no room for the log's index) or a file system that turned out to be
+            // read-only: a reader reads the file as it is.
+            if purpose == .reading, sideFiles.walIsEmpty, StoreError.isAboutWriting(failure) {
+                if let file = try? connect(path, immutable: true, readonly: true) { return file }
+            }
+            throw failure
+        }
+    }
+
+    /// Opens the connection and reads the file's identity; brings an older schema up to date
+    /// (which a read-only connection cannot: that is refused with what to do).
+    private static func connect(_ path: String, immutable: Bool, readonly: Bool) throws -> BoardFile {
+        var config = configuration()
+        config.readonly = readonly
+        let db: DatabaseQueue
+        let started = Date()
+        do {
+            db = try DatabaseQueue(path: immutable ? immutableURI(path) : path, configuration: config)
+        } catch {
+            throw classify(error, path, since: started) ?? StoreError.notABoard(path, why: describe(error))
         }
         do {
             // One deferred read transaction, not `db.read` (which also switches query_only on
@@ -135,12 +186,118 @@ public final class BoardFile: Sendable {
                 return (boardID, replica, interval, !known.isSubset(of: applied))
             } }
             // Bring an older schema up to date (each migration in its own transaction).
-            if pending { try migrator.migrate(db) }
-            return BoardFile(path: path, db: db, boardID: boardID, replica: replica, checkpointInterval: interval)
+            if pending {
+                if readonly {
+                    throw StoreError.readOnly(path, why: "it was written by an older magnets and must be brought up to date first, "
+                                              + "which writes to it (\(writeProblem(path, needsNewFiles: true) ?? "the disk is full"))")
+                }
+                try migrator.migrate(db)
+            }
+            return BoardFile(path: path, db: db, boardID: boardID, replica: replica, checkpointInterval: interval,
+                             sideFiles: SideFiles(path))
         } catch let error as StoreError {
+            try? db.close()
             throw error
         } catch {
-            throw StoreError.notABoard(path, why: describe(error))
+            try? db.close()
+            throw classify(error, path, since: started) ?? StoreError.notABoard(path, why: describe(error))
+        }
+    }
+
+    /// `file:/abs/path?immutable=1`: SQLite reads the file without locks, log or index (it then
+    /// trusts that nobody changes the file meanwhile: used only when nobody can write it).
+    static func immutableURI(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
+        allowed.insert(charactersIn: "/-._~")
+        return "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute) + "?immutable=1"
+    }
+
+    // MARK: - What stands in the way
+
+    /// Why `path` cannot be written, or `nil`: its file system is mounted read-only, the file is
+    /// immutable or read-only, or — when SQLite needs to create its log and index beside it
+    /// (`needsNewFiles`) — its folder cannot be written. (Permission bits do not stop root; an
+    /// immutable attribute or a read-only mount does.)
+    static func writeProblem(_ path: String, needsNewFiles: Bool) -> String? {
+        let folder = BoardFile.folder(of: path)
+        var fs = statvfs()
+        if statvfs(folder, &fs) == 0, fs.f_flag & UInt(ST_RDONLY) != 0 { return "it is on a read-only file system" }
+        if access(path, W_OK) != 0, errno != ENOENT {
+            switch errno {
+            case EROFS: return "it is on a read-only file system"
+            case EPERM: return "the file is immutable (chattr +i)"
+            default: return "the file is read-only (\(String(cString: strerror(errno))))"
+            }
+        }
+        if needsNewFiles, access(folder, W_OK) != 0 {
+            switch errno {
+            case EROFS: return "it is on a read-only file system"
+            case EPERM: return "its folder \(folder) is immutable (chattr +i), so SQLite cannot create its write-ahead log there"
+            default: return "its folder \(folder) is read-only (\(String(cString: strerror(errno)))), so SQLite cannot create its write-ahead log there"
+            }
+        }
+        return nil
+    }
+
+    /// The folder a path lies in.
+    static func folder(of path: String) -> String {
+        // Plain string work: this runs at every opening, and `URL` costs more than the rest.
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
+    /// `true` when the device holding `path` has (next to) no space left for this process: less
+    /// than 1 MiB (root may use the blocks reserved for it).
+    static func isOutOfSpace(_ path: String) -> Bool {
+        var fs = statvfs()
+        guard statvfs(folder(of: path), &fs) == 0 else { return false }
+        let blocks = geteuid() == 0 ? UInt64(fs.f_bfree) : UInt64(fs.f_bavail)
+        return blocks * UInt64(fs.f_frsize) < 1 << 20
+    }
+
+    /// The process that holds a lock on the file, if the system says: SQLite's locks are POSIX
+    /// record locks on the log's index (bytes 120–122: writing, checkpointing, recovering) and on
+    /// the file (the 512 bytes from 2^30).
+    static func lockHolder(_ path: String) -> Int32? {
+        for (file, start, length) in [(path + "-shm", 120, 3), (path, 0x4000_0000, 512)] {
+            let fd = Foundation.open(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { _ = Foundation.close(fd) }
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = off_t(start)
+            lock.l_len = off_t(length)
+            if fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK), lock.l_pid > 0 { return lock.l_pid }
+        }
+        return nil
+    }
+
+    /// The store's error for an SQLite one that says the file could not be opened, read or
+    /// written (SQLITE_BUSY/LOCKED, FULL, READONLY*, CANTOPEN, IOERR*), or `nil` for any other.
+    /// `since` is when the waiting began, for the lock's message.
+    static func classify(_ error: Error, _ path: String, since started: Date) -> StoreError? {
+        guard let error = error as? DatabaseError else { return nil }
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return .locked(path, waited: Date().timeIntervalSince(started), holder: lockHolder(path))
+        case .SQLITE_FULL:
+            return .diskFull(path)
+        case .SQLITE_READONLY:
+            return .readOnly(path, why: writeProblem(path, needsNewFiles: true) ?? "SQLite could open it only for reading")
+        case .SQLITE_CANTOPEN:
+            if let why = writeProblem(path, needsNewFiles: true) { return .readOnly(path, why: why) }
+            if isOutOfSpace(path) { return .diskFull(path) }
+            return .cannotOpen(path, why: error.message ?? "unable to open it")
+        case .SQLITE_IOERR:
+            if isOutOfSpace(path) { return .diskFull(path) }
+            if let why = writeProblem(path, needsNewFiles: true) { return .readOnly(path, why: why) }
+            return .ioError(path, why: error.message ?? "disk I/O error")
+        default:
+            return nil
         }
     }
 
@@ -202,11 +359,20 @@ public final class BoardFile: Sendable {
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(tmp + suffix) }
         }
+        let started = Date()
         do {
             try build(tmp)
         } catch let error as StoreError {
             throw error
         } catch {
+            if let error = classify(error, tmp, since: started) {
+                // What stands in the way of the temporary file stands in the way of the board's.
+                switch error {
+                case .diskFull: throw StoreError.diskFull(path)
+                case .readOnly(_, let why): throw StoreError.readOnly(path, why: why)
+                default: break
+                }
+            }
             throw StoreError.failed("cannot create \(path): \(describe(error))")
         }
         if link(tmp, path) != 0 {
@@ -250,22 +416,70 @@ public final class BoardFile: Sendable {
         try mapErrors { try db.read(body) }
     }
 
-    /// Runs `body`, saying a database error as the one line a user reads.
+    /// Runs `body`, saying a database error as the one line a user reads (`classify`).
     func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        let started = Date()
         do {
             return try body()
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-            throw StoreError.locked(path)
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {
-            throw StoreError.failed("\(path): \(BoardFile.describe(error))")
+            throw BoardFile.classify(error, path, since: started) ?? StoreError.failed("\(path): \(BoardFile.describe(error))")
         }
     }
 
-    /// Closes the file: the write-ahead log is copied into it and removed. Closing a closed file
-    /// does nothing.
+    /// Closes the file. SQLite copies the write-ahead log in and removes it and its index when
+    /// it can; where it cannot (a full disk), those this opening created are removed when nobody
+    /// else uses them and the log holds nothing. Closing a closed file does nothing.
     public func close() throws {
+        defer { sideFiles?.removeStrays() }
         try db.close()
+    }
+}
+
+/// The write-ahead log (`-wal`) and its index (`-shm`) beside a board file: which existed before
+/// this process opened it, so that a failed opening or command removes those it made.
+struct SideFiles: Sendable {
+    let path: String
+    let hadWAL: Bool
+    let hadSHM: Bool
+    /// The log was absent or empty: the file alone held the whole board.
+    let walIsEmpty: Bool
+
+    init(_ path: String) {
+        self.path = path
+        var info = stat()
+        hadWAL = stat(path + "-wal", &info) == 0
+        walIsEmpty = !hadWAL || info.st_size == 0
+        hadSHM = access(path + "-shm", F_OK) == 0
+    }
+
+    var hadBoth: Bool { hadWAL && hadSHM }
+
+    /// Removes the log and index this process made, when no other connection has the index open
+    /// (each holds a read lock on its byte 128, SQLite's "DMS" lock, while it is open: taking a
+    /// write lock there proves there is none, and keeps one from starting until they are gone)
+    /// and the log is empty — a log with frames may hold committed ops, which only SQLite may
+    /// remove once they are in the file.
+    func removeStrays() {
+        guard !hadBoth else { return }
+        let wal = path + "-wal", shm = path + "-shm"
+        var info = stat()
+        let walEmpty = stat(wal, &info) != 0 || info.st_size == 0
+        guard walEmpty else { return }
+        let fd = Foundation.open(shm, O_RDWR | O_CLOEXEC)
+        if fd >= 0 {
+            defer { _ = Foundation.close(fd) }
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = 128
+            lock.l_len = 1
+            guard fcntl(fd, F_SETLK, &lock) == 0 else { return }
+            if !hadWAL { unlink(wal) }
+            if !hadSHM { unlink(shm) }
+        } else if errno == ENOENT, !hadWAL {
+            unlink(wal)
+        }
     }
 }

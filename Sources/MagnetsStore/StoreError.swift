@@ -7,7 +7,18 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
     case notABoard(String, why: String)
     case newerSchema(String)
     case refused(String)
-    case locked(String)
+    /// Another process held the file's lock for all of `waited` seconds; `holder` is its pid
+    /// when the system can tell.
+    case locked(String, waited: TimeInterval = 10, holder: Int32? = nil)
+    /// SQLITE_FULL, or an I/O error on a device with no space left.
+    case diskFull(String)
+    /// The file, its folder or its file system cannot be written (SQLITE_READONLY*, or
+    /// SQLITE_CANTOPEN where the write-ahead log cannot be created); `why` says which.
+    case readOnly(String, why: String)
+    /// SQLITE_CANTOPEN for another reason (`why`: the system's).
+    case cannotOpen(String, why: String)
+    /// SQLITE_IOERR: the device failed to read or write.
+    case ioError(String, why: String)
     case differentBoards(String, String)
     case replicaClash(String)
     case sharedPartDiffers(String, String)
@@ -29,8 +40,17 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
             return "\(path) was written by a newer version of magnets; upgrade magnets to open it (the file was left untouched)"
         case .refused(let reason):
             return reason
-        case .locked(let path):
-            return "\(path) is busy: another process held its write lock for more than 10 s; try again"
+        case .locked(let path, let waited, let holder):
+            let who = holder.map { "another process (pid \($0))" } ?? "another process"
+            return "\(path) is in use: \(who) held its lock while magnets waited \(StoreError.seconds(waited)); try again when it is done (nothing was changed)"
+        case .diskFull(let path):
+            return "no space left on the device that holds \(path); free some space and try again (nothing was changed)"
+        case .readOnly(let path, let why):
+            return "cannot write \(path): \(why); reading it still works (show, history, check, ops export), and a copy in a writable folder can be edited"
+        case .cannotOpen(let path, let why):
+            return "cannot open \(path): \(why)"
+        case .ioError(let path, let why):
+            return "the device that holds \(path) failed to read or write it (\(why)); check the disk and try again"
         case .differentBoards(let a, let b):
             return "\(a) and \(b) are copies of different boards; sync only copies of one board (made with 'magnets clone')"
         case .replicaClash(let replica):
@@ -48,5 +68,19 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
         case .failed(let what):
             return what
         }
+    }
+
+    /// `true` for what keeps a file from being written but not from being read as it is.
+    static func isAboutWriting(_ error: Error) -> Bool {
+        switch error as? StoreError {
+        case .diskFull?, .readOnly?: return true
+        default: return false
+        }
+    }
+
+    /// `10 s`, `2.5 s`, `0.3 s`.
+    static func seconds(_ t: TimeInterval) -> String {
+        let tenths = (t * 10).rounded() / 10
+        return tenths == tenths.rounded() ? "\(Int(tenths)) s" : "\(tenths) s"
     }
 }

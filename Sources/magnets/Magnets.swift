@@ -43,6 +43,8 @@ struct Magnets: ParsableCommand {
             Output.fail(error.message, code: 64)
         } catch let error as ExitCode {
             Foundation.exit(error.rawValue)
+        } catch let error as HintedError {
+            Output.fail(error.message, hint: error.hint, code: 1)
         } catch let error as LocalizedError {
             Output.fail(error.errorDescription ?? "\(error)", code: 1)
         } catch {

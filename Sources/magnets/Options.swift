@@ -4,39 +4,116 @@ import MagnetsCore
 import MagnetsStore
 import Synchronization
 
-/// The options every command takes: the board file, JSON output, the author.
-struct BoardOptions: ParsableArguments {
-    @Option(name: [.customShort("b"), .customLong("board")], help: "The board file (env MAGNETS_BOARD, else ./board.magnets).")
+// MARK: - Shared options
+
+/// `-b/--board PATH`: the board file, for every command that works on one.
+struct BoardFileOption: ParsableArguments {
+    @Option(name: [.customShort("b"), .customLong("board")],
+            help: ArgumentHelp("The board file (env MAGNETS_BOARD, else ./board.magnets).", valueName: "file"),
+            completion: .file(extensions: ["magnets"]))
     var board: String?
 
+    func validate() throws {
+        if let board, board.isEmpty { throw ValidationError("--board needs a path") }
+    }
+
+    /// The board file's path.
+    var boardPath: String { board ?? Self.environmentBoard ?? "./board.magnets" }
+
+    static var environmentBoard: String? { Environment.value("MAGNETS_BOARD").flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// Opens the board file (refusing a missing or foreign one) for a command that writes, or with
+    /// `.reading` for one that only reads (which then works where writing cannot: read-only
+    /// media, a full disk). It is closed when the command has finished (see `OpenFiles`).
+    func open(for purpose: BoardFile.Purpose = .writing) throws -> BoardFile {
+        do {
+            return OpenFiles.keep(try BoardFile.open(boardPath, for: purpose))
+        } catch StoreError.missingFile(let path) where board == nil && Self.environmentBoard == nil {
+            // No -b: perhaps it was forgotten, and the boards are right here.
+            let here = ((try? FileManager.default.contentsOfDirectory(atPath: ".")) ?? [])
+                .filter { $0.hasSuffix(".magnets") && !$0.hasPrefix(".") }.sorted()
+            guard !here.isEmpty else { throw StoreError.missingFile(path) }
+            let example = (["magnets"] + CommandLine.arguments.dropFirst() + ["-b", here[0]]).map(Shell.quote).joined(separator: " ")
+            throw HintedError(message: "\(path) does not exist (it is the board used when no -b is given)",
+                              hint: "board files here: \(here.joined(separator: ", ")) — name one with -b, as in "
+                                  + "\(example), or set MAGNETS_BOARD")
+        }
+    }
+}
+
+/// `--json`, for every command that prints a result.
+struct JSONOption: ParsableArguments {
     @Flag(name: .long, help: "Machine-readable output.")
     var json = false
+}
 
-    @Option(name: .customLong("as"), help: "The author (env MAGNETS_USER, else the login name).")
+/// `--as NAME`, for every command that records ops.
+struct AuthorOption: ParsableArguments {
+    @Option(name: .customLong("as"), help: ArgumentHelp("The author (env MAGNETS_USER, else the file's replica id).", valueName: "name"))
     var author: String?
 
     func validate() throws {
         if let author { try Arguments.checkAuthor(author) }
-        if let path, path.isEmpty { throw ValidationError("--board needs a path") }
     }
 
-    private var path: String? { board }
-
-    /// The board file's path.
-    var boardPath: String {
-        board ?? Environment.value("MAGNETS_BOARD").flatMap { $0.isEmpty ? nil : $0 } ?? "./board.magnets"
-    }
-
-    /// Who is editing: `--as`, else `MAGNETS_USER`, else the login name, else `unknown`.
-    var authorName: String {
+    /// Who is editing (SPEC §6): `--as`, else `MAGNETS_USER`, else the replica id of the file
+    /// edited (`replica`).
+    func name(replica: String) -> String {
         if let author { return author }
         if let env = Environment.value("MAGNETS_USER"), (try? Arguments.checkAuthor(env)) != nil { return env }
-        return Arguments.loginName ?? "unknown"
+        return replica
     }
+}
 
-    /// Opens the board file (refusing a missing or foreign one). It is closed when the command
-    /// has finished (see `OpenFiles`).
-    func open() throws -> BoardFile { OpenFiles.keep(try BoardFile.open(boardPath)) }
+/// `-b` and `--json`: the options of a command that reads a board and prints what it finds.
+struct BoardOptions: ParsableArguments {
+    @OptionGroup var file: BoardFileOption
+    @OptionGroup var output: JSONOption
+
+    var json: Bool { output.json }
+    var boardPath: String { file.boardPath }
+    func open(for purpose: BoardFile.Purpose = .writing) throws -> BoardFile { try file.open(for: purpose) }
+}
+
+/// `-b`, `--json` and `--as`: the options of a command that records ops.
+struct EditOptions: ParsableArguments {
+    @OptionGroup var file: BoardFileOption
+    @OptionGroup var output: JSONOption
+    @OptionGroup var author: AuthorOption
+
+    var json: Bool { output.json }
+    var boardPath: String { file.boardPath }
+    func open() throws -> BoardFile { try file.open() }
+
+    /// Who is editing a file of replica `replica` (see `AuthorOption`).
+    func author(replica: String) -> String { author.name(replica: replica) }
+
+    /// Opens the board file and records the op `make` gives, by `author(replica:)`.
+    func record(_ make: (Board) throws -> Payload) throws -> Recorded {
+        let file = try open()
+        return try file.record(author: author(replica: file.replica), make)
+    }
+}
+
+/// Completions that look into the board file.
+enum Completion {
+    /// The magnets on the board named by `-b`/`--board` among the words typed so far (else
+    /// `MAGNETS_BOARD`, else `./board.magnets`): their ids, and each letter only one magnet bears.
+    /// All of them: the shells filter by what is typed (argument-parser's `prefix` argument was
+    /// seen to come from another word).
+    static let magnets = CompletionKind.custom { words, _, _ in
+        var path = BoardFileOption.environmentBoard ?? "./board.magnets"
+        for (i, word) in words.enumerated() {
+            if (word == "-b" || word == "--board"), i + 1 < words.count { path = words[i + 1] }
+            if word.hasPrefix("--board=") { path = String(word.dropFirst("--board=".count)) }
+        }
+        guard let file = try? BoardFile.open(path, for: .reading) else { return [] }
+        defer { try? file.close() }
+        guard let board = try? file.current().board else { return [] }
+        let magnets = board.sortedMagnets
+        let letters = Dictionary(grouping: magnets, by: \.letter).filter { $0.value.count == 1 }.keys.sorted()
+        return magnets.map(\.id.description) + letters
+    }
 }
 
 /// The board files a command opened, closed by `Magnets.main` when the command is over (each
@@ -140,14 +217,19 @@ enum Arguments {
 
 extension Arguments {
     /// What a valid value of each option looks like, for usage errors.
-    static let expected: [String: String] = [
-        "to": "a point X,Y of finite numbers within ±1000000", "by": "an offset DX,DY of finite numbers within ±1000000",
-        "from": "a point X,Y of finite numbers within ±1000000",
-        "path": "\"X,Y X,Y …\": 1 to 10000 points of finite numbers within ±1000000",
-        "rect": "X,Y,W,H: finite numbers, the corner within ±1000000, width and height above 0",
-        "size": "WxH, each side from 1 to 1000", "width": "a number from 1 to 100000", "height": "a number from 1 to 100000",
-        "since": "a clock like alice=3,bob=2",
-    ]
+    /// (Built from the core's limits, so the ranges are written once, in `Validation`.)
+    static let expected: [String: String] = {
+        let limit = "finite numbers within ±" + formatNumber(Validation.coordinateLimit)
+        let magnet = Validation.magnetSideRange, board = Validation.boardSideRange
+        let side = "a number from \(formatNumber(board.lowerBound)) to \(formatNumber(board.upperBound))"
+        return [
+            "to": "a point X,Y of \(limit)", "by": "an offset DX,DY of \(limit)", "from": "a point X,Y of \(limit)",
+            "path": "\"X,Y X,Y …\": 1 to \(Validation.maxPathPoints) points of \(limit)",
+            "rect": "X,Y,W,H: finite numbers, the corner within ±\(formatNumber(Validation.coordinateLimit)), width and height above 0",
+            "size": "WxH, each side from \(formatNumber(magnet.lowerBound)) to \(formatNumber(magnet.upperBound))",
+            "width": side, "height": side, "since": "a clock like alice=3,bob=2",
+        ]
+    }()
 
     /// argument-parser's "The value 'V' is invalid for '--to <to>'" with what was expected.
     static func explained(_ message: String) -> String {
@@ -162,7 +244,7 @@ extension Arguments {
 struct PointArgument: ExpressibleByArgument {
     var point: Point
     init?(argument: String) {
-        guard let v = Arguments.numbers(argument, count: 2), Validation.isValid(Point(x: v[0], y: v[1])) else { return nil }
+        guard let v = Arguments.numbers(argument, count: 2), Validation.pointProblem(Point(x: v[0], y: v[1])) == nil else { return nil }
         point = Point(x: v[0], y: v[1])
     }
     static var defaultValueDescription: String { "X,Y" }
@@ -172,8 +254,8 @@ struct PointArgument: ExpressibleByArgument {
 struct RectArgument: ExpressibleByArgument {
     var rect: Rect
     init?(argument: String) {
-        guard let v = Arguments.numbers(argument, count: 4), Validation.isValid(Point(x: v[0], y: v[1])),
-              v[2] > 0, v[3] > 0, v[2] <= 2 * Validation.coordinateLimit, v[3] <= 2 * Validation.coordinateLimit else { return nil }
+        guard let v = Arguments.numbers(argument, count: 4),
+              Validation.rectProblem(Rect(x: v[0], y: v[1], width: v[2], height: v[3])) == nil else { return nil }
         rect = Rect(x: v[0], y: v[1], width: v[2], height: v[3])
     }
 }
@@ -183,22 +265,22 @@ struct SizeArgument: ExpressibleByArgument {
     var size: Size
     init?(argument: String) {
         guard let v = Arguments.numbers(argument, count: 2, separator: "x"),
-              Validation.isValid(v[0], in: Validation.magnetSideRange), Validation.isValid(v[1], in: Validation.magnetSideRange) else { return nil }
+              Validation.magnetSizeProblem(Size(width: v[0], height: v[1])) == nil else { return nil }
         size = Size(width: v[0], height: v[1])
     }
+    var defaultValueDescription: String { "\(formatNumber(size.width))x\(formatNumber(size.height))" }
 }
 
 /// `"X,Y X,Y …"`: a path of 1…10000 points.
 struct PathArgument: ExpressibleByArgument {
     var points: [Point]
     init?(argument: String) {
-        let parts = argument.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard !parts.isEmpty, parts.count <= Validation.maxPathPoints else { return nil }
         var points: [Point] = []
-        for part in parts {
-            guard let p = PointArgument(argument: String(part)) else { return nil }
-            points.append(p.point)
+        for part in argument.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            guard let v = Arguments.numbers(String(part), count: 2) else { return nil }
+            points.append(Point(x: v[0], y: v[1]))
         }
+        guard Validation.pathProblem(points) == nil else { return nil }
         self.points = points
     }
 }
@@ -216,7 +298,9 @@ struct ClockArgument: ExpressibleByArgument {
 struct SideArgument: ExpressibleByArgument {
     var value: Double
     init?(argument: String) {
-        guard let v = Arguments.number(Substring(argument)), Validation.isValid(v, in: Validation.boardSideRange) else { return nil }
+        // One side of a board size: the core's rule for board sizes, asked with a square.
+        guard let v = Arguments.number(Substring(argument)), Validation.boardSizeProblem(Size(width: v, height: v)) == nil else { return nil }
         value = v
     }
+    var defaultValueDescription: String { formatNumber(value) }
 }

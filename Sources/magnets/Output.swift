@@ -2,6 +2,28 @@ import Foundation
 import MagnetsCore
 import MagnetsStore
 
+/// An error whose line is followed by a hint of what to do (`hint: …` on the next line).
+struct HintedError: LocalizedError {
+    var message: String
+    var hint: String
+    var errorDescription: String? { message }
+}
+
+/// Words as a POSIX shell reads them back.
+enum Shell {
+    /// `word` as is when it is made of characters no shell treats specially, else in single
+    /// quotes (a quote inside written `'\''`): `'/tmp/my boards/a.magnets'`.
+    static func quote(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { c in
+            (c.isASCII && (CharacterSet.alphanumerics.contains(c) || "/._-+=:,@%".unicodeScalars.contains(c)))
+        }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// A command line of quoted words.
+    static func line(_ words: String...) -> String { words.map(quote).joined(separator: " ") }
+}
+
 /// Printing: results to stdout, errors as one `error: …` line on stderr.
 enum Output {
     /// Stdout could not be written: a reader that went away (`| head`) ends the command quietly;
@@ -73,6 +95,11 @@ enum Output {
         }
     }
 
+    /// A line for the user on stderr, where stdout carries data (a bundle).
+    static func note(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
     /// Prints `error: message` (and an optional hint line) to stderr and exits.
     static func fail(_ message: String, hint: String? = nil, code: Int32) -> Never {
         let firstLine = message.split(separator: "\n", omittingEmptySubsequences: false)
@@ -102,6 +129,16 @@ enum Output {
         var size = winsize()
         if isTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 20 { return Int(size.ws_col) }
         return 80
+    }
+
+    /// `1 op`, `2 ops`, `0 conflicts`.
+    static func count(_ n: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(n) \(n == 1 ? noun : plural ?? noun + "s")"
+    }
+
+    /// One conflict as `magnets conflicts` prints it: `alice:5 vs bob:3 on magnet alice-4: …`.
+    static func line(_ conflict: Conflict) -> String {
+        "\(conflict.earlier) vs \(conflict.later) on \(conflict.on): \(conflict.settled)"
     }
 
     /// A sentence for what an op did: `captured by zone 'slot' at 430,130`.

@@ -565,8 +565,9 @@ struct ExportTests {
         // bob's pull of the same tile was rejected: its only op is that pull.
         #expect(story("bob-1") == ["bob:1"])
         // An id-shaped reference that no op pulled is looked up like any other: alice-1 (the
-        // board's creation) is the unique prefix of alice-11; nobody-3 is nothing.
-        #expect(story("alice-1") == ["alice:11", "alice:13"])
+        // board's creation) never means alice-11 — the number is always whole (SPEC §3); nobody-3 is nothing.
+        let creation = fx.run("history", "--magnet", "alice-1", "-b", "a.magnets")
+        #expect(creation.status == 1 && creation.stderr.hasPrefix("error: no magnet 'alice-1'"), "\(creation.stderr)")
         let nobody = fx.run("history", "--magnet", "nobody-3", "-b", "a.magnets")
         #expect(nobody.status == 1 && nobody.stderr.hasPrefix("error: no magnet 'nobody-3'"), "\(nobody.stderr)")
         // A letter nobody bears is refused with the candidates.

@@ -95,3 +95,48 @@ extension Validation {
         s.count <= 64 && !s.unicodeScalars.contains(where: { isControl($0) })
     }
 }
+
+// MARK: - Values: each rule once, for `Payload.problem` and the command line alike
+
+extension Validation {
+    /// Why `p` cannot be a point (non-finite, beyond ±1e6), or `nil`.
+    public static func pointProblem(_ p: Point) -> String? {
+        isValid(p) ? nil : "a point must be finite and within ±1e6"
+    }
+
+    /// Why `points` cannot be a path (empty, too long, a bad point), or `nil`.
+    public static func pathProblem(_ points: [Point]) -> String? {
+        if points.isEmpty { return "a path needs at least one point" }
+        if points.count > maxPathPoints { return "a path has at most \(maxPathPoints) points" }
+        return points.lazy.compactMap(pointProblem).first
+    }
+
+    /// Why `r` cannot be a zone's rect (its corner out of range, a side not positive or too large), or `nil`.
+    public static func rectProblem(_ r: Rect) -> String? {
+        if !isValid(r.origin) || !(r.width > 0) || !(r.height > 0)
+            || r.width > 2 * coordinateLimit || r.height > 2 * coordinateLimit {
+            return "a zone's rect must be finite with positive width and height"
+        }
+        return nil
+    }
+
+    /// Why `size` cannot be a board's size (each side 1…100000), or `nil`.
+    public static func boardSizeProblem(_ size: Size) -> String? {
+        isValid(size.width, in: boardSideRange) && isValid(size.height, in: boardSideRange) ? nil : "board sides must be 1…100000"
+    }
+
+    /// Why `size` cannot be a magnet's size (each side 1…1000), or `nil`.
+    public static func magnetSizeProblem(_ size: Size) -> String? {
+        isValid(size.width, in: magnetSideRange) && isValid(size.height, in: magnetSideRange) ? nil : "magnet sides must be 1…1000"
+    }
+
+    /// Why `count` cannot be added to a tile (1…1e9), or `nil`.
+    public static func countProblem(_ count: Int) -> String? {
+        (1...maxTileCount).contains(count) ? nil : "count must be 1…\(maxTileCount)"
+    }
+
+    /// Why `capacity` cannot be a zone's (1…1e6), or `nil`.
+    public static func capacityProblem(_ capacity: Int) -> String? {
+        (1...maxCapacity).contains(capacity) ? nil : "capacity must be 1…\(maxCapacity)"
+    }
+}

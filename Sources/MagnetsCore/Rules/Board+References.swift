@@ -14,8 +14,10 @@ public struct MagnetReferenceError: Error, Equatable, Sendable, CustomStringConv
 }
 
 extension Board {
-    /// The magnet a user means: tried as an exact id, then as a letter exactly one magnet bears,
-    /// then as a unique id prefix.
+    /// The magnet a user means (SPEC §3, §6): tried as an exact id, then as a letter exactly one
+    /// magnet bears, then as a shortened id — the replica part cut to a prefix that only one of
+    /// the magnets with that number has (`a-7`, `al-7` for `alice-7`). The number is always whole:
+    /// `alice-1` never means `alice-12`. Anything else fails with the candidates.
     ///
     /// - Complexity: O(magnets).
     public func resolveMagnet(_ reference: String) -> Result<MagnetID, MagnetReferenceError> {
@@ -26,11 +28,21 @@ extension Board {
         if byLetter.count > 1 {
             return .failure(MagnetReferenceError(reference: reference, candidates: byLetter, ambiguous: true))
         }
-        let byPrefix = reference.isEmpty ? [] : sorted.filter { $0.id.description.hasPrefix(reference) }
-        if byPrefix.count == 1 { return .success(byPrefix[0].id) }
-        if byPrefix.count > 1 {
-            return .failure(MagnetReferenceError(reference: reference, candidates: byPrefix, ambiguous: true))
+        if let short = Self.shortenedID(reference) {
+            let matches = sorted.filter { $0.id.seq == short.seq && $0.id.replica.hasPrefix(short.replicaPrefix) }
+            if matches.count == 1 { return .success(matches[0].id) }
+            if matches.count > 1 {
+                return .failure(MagnetReferenceError(reference: reference, candidates: matches, ambiguous: true))
+            }
         }
         return .failure(MagnetReferenceError(reference: reference, candidates: sorted, ambiguous: false))
+    }
+
+    /// `PREFIX-SEQ`: a non-empty start of a replica id, a dash, a whole number ≥ 1.
+    static func shortenedID(_ reference: String) -> (replicaPrefix: String, seq: Int)? {
+        guard let dash = reference.lastIndex(of: "-"), dash != reference.startIndex else { return nil }
+        let digits = reference[reference.index(after: dash)...]
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }), let seq = Int(digits), seq >= 1 else { return nil }
+        return (String(reference[..<dash]), seq)
     }
 }

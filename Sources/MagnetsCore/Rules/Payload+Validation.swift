@@ -3,39 +3,24 @@ extension Payload {
     /// Why the numbers of this payload are out of range (non-finite, too large, an empty path),
     /// or `nil`. Cheap enough to run on every op that is applied.
     public var numericProblem: String? {
-        func badPoint(_ p: Point) -> Bool { !Validation.isValid(p) }
-        func badSize(_ s: Size, _ range: ClosedRange<Double>) -> Bool {
-            !Validation.isValid(s.width, in: range) || !Validation.isValid(s.height, in: range)
-        }
-        func badTarget(_ t: Target) -> String? {
+        func targetProblem(_ t: Target) -> String? {
             switch t {
-            case .point(let p): return badPoint(p) ? "a point must be finite and within ±1e6" : nil
-            case .path(let ps):
-                if ps.isEmpty { return "a path needs at least one point" }
-                if ps.count > Validation.maxPathPoints { return "a path has at most \(Validation.maxPathPoints) points" }
-                return ps.contains(where: badPoint) ? "a point must be finite and within ±1e6" : nil
+            case .point(let p): return Validation.pointProblem(p)
+            case .path(let ps): return Validation.pathProblem(ps)
             }
         }
         switch self {
         case .createBoard(_, let size), .resize(let size):
-            return badSize(size, Validation.boardSideRange) ? "board sides must be 1…100000" : nil
+            return Validation.boardSizeProblem(size)
         case .trayAdd(_, _, let size, let count):
-            if badSize(size, Validation.magnetSideRange) { return "magnet sides must be 1…1000" }
-            if let count, !(1...Validation.maxTileCount).contains(count) { return "count must be 1…\(Validation.maxTileCount)" }
-            return nil
+            return Validation.magnetSizeProblem(size) ?? count.flatMap(Validation.countProblem)
         case .zoneAdd(let zone):
-            let r = zone.rect
-            if badPoint(r.origin) || !(r.width > 0) || !(r.height > 0)
-                || r.width > 2 * Validation.coordinateLimit || r.height > 2 * Validation.coordinateLimit {
-                return "a zone's rect must be finite with positive width and height"
-            }
-            if !(1...Validation.maxCapacity).contains(zone.capacity) { return "capacity must be 1…\(Validation.maxCapacity)" }
-            return nil
+            return Validation.rectProblem(zone.rect) ?? Validation.capacityProblem(zone.capacity)
         case .boundaryAdd(let b):
-            if badPoint(b.segment.from) || badPoint(b.segment.to) { return "a point must be finite and within ±1e6" }
+            if let problem = Validation.pointProblem(b.segment.from) ?? Validation.pointProblem(b.segment.to) { return problem }
             return b.segment.hasLength ? nil : "a boundary's two ends must differ"
         case .pull(_, _, let target), .move(_, let target):
-            return badTarget(target)
+            return targetProblem(target)
         case .zoneRemove, .boundaryRemove, .returnMagnet:
             return nil
         }

@@ -42,6 +42,87 @@ public enum OpBundle {
         ]).serialized()
     }
 
+    /// Where `ops export` writes a bundle.
+    enum Destination {
+        /// Standard output (`-`).
+        case standardOutput
+        /// A pipe, terminal or other device, written to directly (no temporary file can be
+        /// renamed over it, and it must not be read: reading `/dev/stdout` of a pipe waits for ever).
+        case device(String)
+        /// A new file, or an earlier bundle (or an empty file) to replace atomically; through a
+        /// symlink, its target.
+        case file(String)
+
+        /// Looks at `path` without reading from anything but a regular file.
+        init(_ path: String) throws {
+            if path == "-" { self = .standardOutput; return }
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                guard errno == ENOENT else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                self = .file(path)
+                return
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR:
+                throw StoreError.refused("\(path) is a folder; give a file name for the bundle")
+            case S_IFREG:
+                let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+                var head = [UInt8](repeating: 0, count: OpBundle.signature.count)
+                let count = fd < 0 ? -1 : head.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+                if fd >= 0 { _ = Foundation.close(fd) }
+                guard info.st_size == 0 || (count == head.count && head == OpBundle.signature) else {
+                    throw StoreError.fileExists(path)
+                }
+                self = .file(URL(fileURLWithPath: path).resolvingSymlinksInPath().path)
+            default:
+                self = .device(path)
+            }
+        }
+
+        /// Writes `data` there: a file by a temporary one renamed into place, anything else directly.
+        func write(_ data: Data) throws {
+            switch self {
+            case .standardOutput:
+                try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output")
+            case .device(let path):
+                let fd = Foundation.open(path, O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                defer { _ = Foundation.close(fd) }
+                try Self.writeAll(data, to: fd, name: path)
+            case .file(let path):
+                let url = URL(fileURLWithPath: path)
+                let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+                do {
+                    try data.write(to: tmp)
+                    if rename(tmp.path, path) != 0 { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                } catch let error as StoreError {
+                    unlink(tmp.path)
+                    throw error
+                } catch {
+                    unlink(tmp.path)
+                    if BoardFile.isOutOfSpace(path) { throw StoreError.diskFull(path) }
+                    if let why = BoardFile.writeProblem(path, needsNewFiles: true) { throw StoreError.failed("cannot write \(path): \(why)") }
+                    throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
+                }
+            }
+        }
+
+        static func writeAll(_ data: Data, to fd: Int32, name: String) throws {
+            try data.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { throw StoreError.failed("cannot write \(name): \(String(cString: strerror(errno)))") }
+                    offset += n
+                }
+            }
+        }
+    }
+
+    /// The bytes every bundle starts with (the header's first key).
+    static let signature = Array("{\"magnets_bundle\"".utf8)
+
     /// Reads and checks a whole bundle: the header, then every op (each validated), refusing a
     /// truncated, malformed or duplicated one.
     static func read(_ path: String) throws -> (header: Header, ops: [MagnetsCore.Operation]) {
@@ -49,7 +130,10 @@ public enum OpBundle {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw StoreError.badBundle("\(path) does not exist or is a folder")
         }
-        guard let data = FileManager.default.contents(atPath: path) else { throw StoreError.badBundle("cannot read \(path)") }
+        // Read through a handle: a pipe or device (`/dev/stdin`, `<(ssh …)`) has no size to go by.
+        guard let handle = FileHandle(forReadingAtPath: path),
+              let data = try? handle.read(upToCount: maxBytes + 1) ?? Data() else { throw StoreError.badBundle("cannot read \(path)") }
+        try? handle.close()
         return try parse(data, name: path)
     }
 
@@ -105,19 +189,16 @@ public enum OpBundle {
 
 extension BoardFile {
     /// Writes a bundle: a header line (board id, format version, the clock it was cut from), then
-    /// one op per line — all ops, or with `since` those it does not cover. The bundle is written
-    /// under a temporary name and renamed into place; an existing file is replaced only if it is
-    /// itself a bundle. Returns the number of ops written.
+    /// one op per line — all ops, or with `since` those it does not cover. `path` `-` is standard
+    /// output, and a pipe, terminal or other device (`/dev/stdout`) is written to directly;
+    /// otherwise the bundle is written under a temporary name and renamed into place, and an
+    /// existing file is replaced only if it is itself a bundle (or empty). Returns the number of
+    /// ops written.
     ///
     /// - Complexity: O(k) for k ops written, read by key range.
     @discardableResult
     public func exportOps(to path: String, since: VectorClock? = nil) throws -> Int {
-        if FileManager.default.fileExists(atPath: path) {
-            let head = FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 18) } ?? Data()
-            guard head == Data("{\"magnets_bundle\"".utf8) else {
-                throw StoreError.fileExists(path)
-            }
-        }
+        let destination = try OpBundle.Destination(path)
         let (header, lines) = try read { db -> (String, [String]) in
             let index = try LogIndex.load(db)
             let ops = try OpLog.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
@@ -126,30 +207,26 @@ extension BoardFile {
         }
         var text = header + "\n"
         for line in lines { text += line; text += "\n" }
-        let url = URL(fileURLWithPath: path)
-        let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
-        do {
-            try Data(text.utf8).write(to: tmp)
-            if rename(tmp.path, path) != 0 { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
-        } catch let error as StoreError {
-            unlink(tmp.path)
-            throw error
-        } catch {
-            unlink(tmp.path)
-            throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
-        }
+        try destination.write(Data(text.utf8))
         return lines.count
+    }
+
+    /// Applies a bundle read from a file, all or nothing (see `importOps(bundle:name:)`).
+    public func importOps(from path: String) throws -> ImportReport {
+        try importOps(OpBundle.read(path))
+    }
+
+    /// Applies a bundle held in memory (read from standard input, say), all or nothing; `name`
+    /// names it in errors.
+    public func importOps(bundle data: Data, name: String) throws -> ImportReport {
+        try importOps(OpBundle.parse(data, name: name))
     }
 
     /// Applies a bundle, all or nothing, in one transaction: ops already held are skipped (an op
     /// held with different content is refused), the rest must follow on from what the file has
     /// (`Admission`). Gives the same board as a sync with the file the bundle came from.
-    public func importOps(from path: String) throws -> ImportReport {
-        let (header, ops) = try OpBundle.read(path)
-        return try importOps(header, ops)
-    }
-
-    private func importOps(_ header: OpBundle.Header, _ ops: [MagnetsCore.Operation]) throws -> ImportReport {
+    func importOps(_ bundle: (header: OpBundle.Header, ops: [MagnetsCore.Operation])) throws -> ImportReport {
+        let (header, ops) = bundle
         guard header.board == boardID else {
             throw StoreError.badBundle("it belongs to another board (\(header.board)), not this one (\(boardID))")
         }

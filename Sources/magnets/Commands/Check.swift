@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import MagnetsCore
 import MagnetsStore
@@ -5,12 +6,12 @@ import MagnetsStore
 extension Magnets {
     /// `magnets check [--repair]`: derived state == replayed log.
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "check", abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.")
+        static let configuration = CommandConfiguration(commandName: "check", abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.", discussion: "Example:\n  magnets check -b alice.magnets")
         @OptionGroup var options: BoardOptions
         @Flag(help: "Rebuild every derived table from the log.") var repair = false
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: repair ? .writing : .reading)
             let report = repair ? try file.repair() : try file.check()
             if options.json {
                 Output.json(.object([("ops", .int(report.ops)), ("clean", .bool(report.isClean || repair)),
@@ -19,24 +20,24 @@ extension Magnets {
                 return
             }
             if repair {
-                print(report.isClean ? "ok: \(report.ops) ops replayed; nothing needed repair"
-                                     : "repaired: \(report.problems.count) problem(s) fixed by rebuilding from \(report.ops) ops")
+                print(report.isClean ? "ok: \(Output.count(report.ops, "op")) replayed; nothing needed repair"
+                                     : "repaired: \(Output.count(report.problems.count, "problem")) fixed by rebuilding from \(Output.count(report.ops, "op"))")
                 return
             }
             guard report.isClean else {
                 throw StoreError.mismatch(report.problems.joined(separator: "\n"))
             }
-            print("ok: \(report.ops) ops replayed, derived state matches")
+            print("ok: \(Output.count(report.ops, "op")) replayed, derived state matches")
         }
     }
 
     /// `magnets conflicts`.
     struct Conflicts: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "conflicts", abstract: "List the concurrent edits the replay order settled, and how.")
+        static let configuration = CommandConfiguration(commandName: "conflicts", abstract: "List the concurrent edits the replay order settled, and how.", discussion: "Example:\n  magnets conflicts -b bob.magnets --json")
         @OptionGroup var options: BoardOptions
 
         func run() throws {
-            let conflicts = try options.open().conflicts()
+            let conflicts = try options.open(for: .reading).conflicts()
             if options.json {
                 Output.json(.array(conflicts.map { c in
                     .object([("ops", .array([.string(c.earlier.description), .string(c.later.description)])),
@@ -45,19 +46,28 @@ extension Magnets {
                 return
             }
             if conflicts.isEmpty { print("no conflicts"); return }
-            for c in conflicts { print("\(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
+            for c in conflicts { print(Output.line(c)) }
         }
     }
 
     /// `magnets sync A B`.
     struct Sync: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "sync", abstract: "Give two copies of a board the ops each lacks; both then show the same board.")
-        @OptionGroup var options: BoardOptions
-        @Argument(help: "One board file.") var a: String
-        @Argument(help: "The other.") var b: String
+        static let configuration = CommandConfiguration(commandName: "sync", abstract: "Give two copies of a board the ops each lacks; both then show the same board.", discussion: "Example:\n  magnets sync alice.magnets bob.magnets")
+        @OptionGroup var options: JSONOption
+        @Argument(help: ArgumentHelp("One board file.", valueName: "a"), completion: .file(extensions: ["magnets"])) var a: String
+        @Argument(help: ArgumentHelp("The other.", valueName: "b"), completion: .file(extensions: ["magnets"])) var b: String
         @Flag(help: "Say what would move, change nothing.") var dryRun = false
 
         func run() throws {
+            // One of the two missing: a new file can never sync with a board (a board made by
+            // init is another board); a clone can.
+            let hasA = FileManager.default.fileExists(atPath: a), hasB = FileManager.default.fileExists(atPath: b)
+            if hasA != hasB {
+                let (there, missing) = hasA ? (a, b) : (b, a)
+                throw HintedError(message: "\(missing) does not exist; only copies of one board can sync",
+                                  hint: "to make it a copy of \(there) that syncs with it: "
+                                      + Shell.line("magnets", "clone", there, missing, "--replica") + " NAME")
+            }
             let (fileA, fileB) = try OpenFiles.openTwo(a, b)
             let report = try BoardFile.sync(fileA, fileB, dryRun: dryRun)
             if options.json {
@@ -67,45 +77,65 @@ extension Magnets {
                 return
             }
             let verb = dryRun ? "would give" : "gave"
-            print("\(verb) \(a) \(report.intoA) op(s) and \(b) \(report.intoB); \(report.conflicts.count) conflict(s); clock \(report.clock)")
-            // Each conflict, so that nobody's vanished letter is a surprise; a long list is cut short.
+            print("\(verb) \(a) \(Output.count(report.intoA, "op")) and \(b) \(Output.count(report.intoB, "op")); "
+                  + "\(Output.count(report.conflicts.count, "conflict")) settled; clock \(report.clock)")
+            // Each settled conflict on its own line, so nobody's vanished letter is a surprise; a
+            // long list is cut short.
             let shown = 20
-            for c in report.conflicts.prefix(shown) { print("  \(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
+            for c in report.conflicts.prefix(shown) { print("  " + Output.line(c)) }
             if report.conflicts.count > shown {
-                print("  … and \(report.conflicts.count - shown) more: see 'magnets conflicts -b \(a)'")
+                print("  … and \(report.conflicts.count - shown) more: see 'magnets conflicts -b \(Shell.quote(a))'")
             }
         }
     }
 
     /// `magnets ops export|import`.
     struct Ops: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "ops", abstract: "Move ops between copies as bundle files.", subcommands: [Export.self, Import.self])
+        static let configuration = CommandConfiguration(commandName: "ops", abstract: "Move ops between copies as bundle files, or through a pipe.", discussion: "Example:\n  magnets ops export -b alice.magnets --out - | ssh host magnets ops import - -b bob.magnets", subcommands: [Export.self, Import.self])
 
-        /// `magnets ops export --out FILE [--since CLOCK]`.
+        /// `magnets ops export --out FILE|- [--since CLOCK]`.
         struct Export: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file.")
+            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file, or with --out - to standard output.", discussion: "Example:\n  magnets ops export -b alice.magnets --out alice.bundle --since alice=3,bob=2")
             @OptionGroup var options: BoardOptions
-            @Option(help: "The bundle file to write.") var out: String
-            @Option(help: "Only ops this clock (alice=3,bob=2) does not cover.") var since: ClockArgument?
+            @Option(help: ArgumentHelp("The bundle file to write; - for standard output.", valueName: "file"), completion: .file()) var out: String
+            @Option(help: ArgumentHelp("Only ops this clock (alice=3,bob=2) does not cover.", valueName: "clock")) var since: ClockArgument?
+
+            func validate() throws {
+                if out == "-" && options.json { throw ValidationError("--json and --out - would both write to standard output; give --out a file name") }
+            }
 
             func run() throws {
-                let count = try options.open().exportOps(to: out, since: since?.clock)
-                if options.json { Output.json(.object([("ops", .int(count)), ("file", .string(out))])) } else {
-                    print("wrote \(count) op(s) to \(out)")
+                let count = try options.open(for: .reading).exportOps(to: out, since: since?.clock)
+                if options.json { Output.json(.object([("ops", .int(count)), ("file", .string(out))])); return }
+                // Where the bundle went to a pipe or device (standard output, /dev/stdout), the
+                // summary goes to stderr, out of the bundle's way.
+                var info = stat()
+                if out == "-" || stat(out, &info) != 0 || info.st_mode & S_IFMT != S_IFREG { Output.note("wrote \(Output.count(count, "op")) to \(out == "-" ? "standard output" : out)") } else {
+                    print("wrote \(Output.count(count, "op")) to \(out)")
                 }
             }
         }
 
-        /// `magnets ops import FILE`.
+        /// `magnets ops import FILE|-`.
         struct Import: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, all or nothing.")
+            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, or with - standard input, all or nothing.", discussion: "Example:\n  magnets ops import alice.bundle -b bob.magnets")
             @OptionGroup var options: BoardOptions
-            @Argument(help: "The bundle file.") var file: String
+            @Argument(help: "The bundle file; - for standard input.", completion: .file()) var file: String
 
             func run() throws {
-                let report = try options.open().importOps(from: file)
+                let board = try options.open()
+                let report: ImportReport
+                if file == "-" {
+                    let data: Data
+                    do { data = try FileHandle.standardInput.read(upToCount: OpBundle.maxBytes + 1) ?? Data() } catch {
+                        throw StoreError.badBundle("cannot read standard input: \(error.localizedDescription)")
+                    }
+                    report = try board.importOps(bundle: data, name: "standard input")
+                } else {
+                    report = try board.importOps(from: file)
+                }
                 if options.json { Output.json(.object([("added", .int(report.added)), ("skipped", .int(report.skipped))])) } else {
-                    print("imported \(report.added) op(s); \(report.skipped) already here")
+                    print("imported \(Output.count(report.added, "op")); \(report.skipped) already here")
                 }
             }
         }

@@ -7,9 +7,8 @@ import MagnetsStore
 extension Magnets {
     /// `magnets demo`: a two-person session, start to finish, in a folder it leaves behind.
     struct Demo: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "demo", abstract: "Play a two-person session: edit offline, sync, show the board and its story.")
-        @OptionGroup var options: BoardOptions
-        @Option(help: "The folder to play in: empty or new (default: a fresh temporary folder).") var dir: String?
+        static let configuration = CommandConfiguration(commandName: "demo", abstract: "Play a two-person session: edit offline, sync, show the board and its story.", discussion: "Example:\n  magnets demo --dir /tmp/fridge")
+        @Option(help: ArgumentHelp("The folder to play in: empty or new (default: a fresh temporary folder).", valueName: "folder"), completion: .directory) var dir: String?
 
         func run() throws {
             let folder = try Self.folder(dir)
@@ -18,7 +17,8 @@ extension Magnets {
             func say(_ text: String) { print(color ? "\u{1B}[1m\(text)\u{1B}[0m" : text) }
             func step(_ file: BoardFile, _ who: String, _ what: String, _ make: (Board) throws -> Payload) throws {
                 let recorded = try file.record(author: who, make)
-                print("  \(who.padding(toLength: 5, withPad: " ", startingAt: 0)) \(what.padding(toLength: 44, withPad: " ", startingAt: 0)) → \(Output.describe(recorded))")
+                // Padded, never cut: the command column shows each command whole.
+                print("  \(Self.pad(who, 5)) \(Self.pad(what, 46)) → \(Output.describe(recorded))")
             }
 
             say("magnets demo — in \(folder)\n")
@@ -58,14 +58,14 @@ extension Magnets {
 
             say("\n4. magnets sync alice.magnets bob.magnets")
             let report = try BoardFile.sync(alice, bob)
-            print("  alice got \(report.intoA) op(s), bob got \(report.intoB); \(report.conflicts) conflict(s); clock \(report.clock)")
+            print("  alice got \(Output.count(report.intoA, "op")), bob got \(report.intoB); \(Output.count(report.conflicts.count, "conflict")) settled; clock \(report.clock)")
             let after = try alice.current().board
             guard after == (try bob.current().board) else { throw StoreError.failed("the copies did not converge") }
             print(TerminalPicture.render(after, columns: min(width, 100), colored: color))
             print(TerminalPicture.listing(after))
 
             say("\n5. how the conflicts were settled (magnets conflicts)")
-            for c in try alice.conflicts() { print("  \(c.earlier) vs \(c.later) on \(c.on): \(c.settled)") }
+            for c in try alice.conflicts() { print("  " + Output.line(c)) }
 
             say("\n6. the history after the sync (magnets history --limit 8)")
             try alice.history(limit: 8) { entry in print("  \(History.caption(entry))") }
@@ -73,15 +73,29 @@ extension Magnets {
             let svg = folder + "/board.svg"
             try Output.writePicture(SVGPicture.render(after), to: svg, as: .svg)
             say("\n7. explore the files it left:")
-            let tool = Demo.invocation
+            let tool = Shell.quote(Demo.invocation)
             for line in [
-                "\(tool) show -b \(alicePath)",
-                "\(tool) history -b \(bobPath) --format table",
-                "\(tool) history -b \(bobPath) --magnet alice-8",
-                "\(tool) conflicts -b \(alicePath) --json",
-                "\(tool) render --timelapse \(folder)/story.html -b \(alicePath)",
-                "open \(svg)   # the board as SVG",
+                "\(tool) show -b \(Shell.quote(alicePath))",
+                "\(tool) history -b \(Shell.quote(bobPath)) --format table",
+                "\(tool) history -b \(Shell.quote(bobPath)) --magnet alice-8",
+                "\(tool) conflicts -b \(Shell.quote(alicePath)) --json",
+                "\(tool) render --timelapse \(Shell.quote(folder + "/story.html")) -b \(Shell.quote(alicePath))",
+                "\(Self.opener) \(Shell.quote(svg))   # the board as SVG",
             ] { print("  \(line)") }
+        }
+
+        /// What opens a file in its application: `open` on macOS, `xdg-open` elsewhere.
+        static var opener: String {
+            #if os(macOS)
+            "open"
+            #else
+            "xdg-open"
+            #endif
+        }
+
+        /// `text` padded with spaces to `width`; longer text is kept whole.
+        static func pad(_ text: String, _ width: Int) -> String {
+            text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
         }
 
         /// How to run this binary again: `magnets` when that name on PATH is this very file (as

@@ -6,21 +6,21 @@ import MagnetsStore
 extension Magnets {
     /// `magnets history`: every op in replay order and what it did. Streams: memory stays flat.
     struct History: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "history", abstract: "Every op in replay order, and what each did.")
+        static let configuration = CommandConfiguration(commandName: "history", abstract: "Every op in replay order, and what each did.", discussion: "Example:\n  magnets history -b bob.magnets --format table --limit 20")
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, ndjson, csv }
 
         @OptionGroup var options: BoardOptions
-        @Option(help: "table, json, ndjson or csv.") var format: Format = .table
-        @Option(parsing: .unconditional, help: "Keep the last N ops.") var limit: Int?
-        @Option(help: "Only the ops that touched this magnet (its id, a letter only it bears, or an id prefix).") var magnet: String?
+        @Option(help: "How to print it.") var format: Format = .table
+        @Option(parsing: .unconditional, help: ArgumentHelp("Keep the last N ops.", valueName: "n")) var limit: Int?
+        @Option(help: ArgumentHelp("Only the ops that touched this magnet (its id, a letter only it bears, or its id with the replica cut short: a-7).", valueName: "magnet"), completion: Completion.magnets) var magnet: String?
 
         func validate() throws {
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         }
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: .reading)
             var magnetID: MagnetID?
             if let magnet {
                 // An id names a magnet even after it was returned, as long as some op pulled it;

@@ -5,12 +5,12 @@ import MagnetsStore
 extension Magnets {
     /// `magnets init`: creates a new board file (never overwrites one).
     struct Init: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new board file.")
-        @OptionGroup var options: BoardOptions
+        static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new board file.", discussion: "Example:\n  magnets init -b alice.magnets --replica alice --name fridge")
+        @OptionGroup var options: EditOptions
         @Option(parsing: .unconditional, help: "Board width, 1…100000.") var width = SideArgument(argument: "1000")!
         @Option(parsing: .unconditional, help: "Board height, 1…100000.") var height = SideArgument(argument: "700")!
-        @Option(help: "The board's name.") var name = "board"
-        @Option(help: "This copy's replica id, [a-z][a-z0-9_]{0,31} (default: the login name made to fit).") var replica: String?
+        @Option(help: "The board's name, up to 64 characters.") var name = "board"
+        @Option(help: ArgumentHelp("This copy's replica id, [a-z][a-z0-9_]{0,31} (default: the login name made to fit).", valueName: "id")) var replica: String?
 
         func validate() throws {
             if let replica, !Validation.isReplicaID(replica) {
@@ -21,8 +21,9 @@ extension Magnets {
 
         func run() throws {
             let path = options.boardPath
+            let replica = self.replica ?? Arguments.defaultReplica
             let file = try BoardFile.create(path, name: name, size: Size(width: width.value, height: height.value),
-                                            replica: replica ?? Arguments.defaultReplica, author: options.authorName)
+                                            replica: replica, author: options.author(replica: replica))
             if options.json {
                 Output.json(.object([("board", .string(file.boardID)), ("file", .string(path)), ("replica", .string(file.replica))]))
             } else {
@@ -33,18 +34,18 @@ extension Magnets {
 
     /// `magnets clone`: a copy of a board under a new replica id.
     struct Clone: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "clone", abstract: "Copy a board under a new replica id.")
-        @OptionGroup var options: BoardOptions
-        @Argument(help: "The board file to copy.") var source: String
-        @Argument(help: "The new file (must not exist).") var destination: String
-        @Option(help: "The copy's replica id, [a-z][a-z0-9_]{0,31}.") var replica: String
+        static let configuration = CommandConfiguration(commandName: "clone", abstract: "Copy a board under a new replica id.", discussion: "Example:\n  magnets clone alice.magnets bob.magnets --replica bob")
+        @OptionGroup var options: JSONOption
+        @Argument(help: "The board file to copy.", completion: .file(extensions: ["magnets"])) var source: String
+        @Argument(help: ArgumentHelp("The new file (must not exist).", valueName: "dest"), completion: .file(extensions: ["magnets"])) var destination: String
+        @Option(help: ArgumentHelp("The copy's replica id, [a-z][a-z0-9_]{0,31}.", valueName: "id")) var replica: String
 
         func validate() throws {
             guard Validation.isReplicaID(replica) else { throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}") }
         }
 
         func run() throws {
-            let copy = try BoardFile.open(source).clone(to: destination, replica: replica)
+            let copy = OpenFiles.keep(try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
             if options.json {
                 Output.json(.object([("board", .string(copy.boardID)), ("file", .string(destination)), ("replica", .string(replica))]))
             } else {
@@ -55,13 +56,13 @@ extension Magnets {
 
     /// `magnets resize`: a new board size; magnets re-clamped, keeping their zones.
     struct Resize: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "resize", abstract: "Resize the board.")
-        @OptionGroup var options: BoardOptions
+        static let configuration = CommandConfiguration(commandName: "resize", abstract: "Resize the board; magnets outside are moved back in, keeping their zones.", discussion: "Example:\n  magnets resize --width 1200 --height 800")
+        @OptionGroup var options: EditOptions
         @Option(parsing: .unconditional, help: "New width, 1…100000.") var width: SideArgument
         @Option(parsing: .unconditional, help: "New height, 1…100000.") var height: SideArgument
 
         func run() throws {
-            let recorded = try options.open().record(author: options.authorName) { _ in
+            let recorded = try options.record { _ in
                 .resize(Size(width: width.value, height: height.value))
             }
             Report.op(recorded, json: options.json)

@@ -8,37 +8,51 @@ extension Magnets {
         static let configuration = CommandConfiguration(
             commandName: "pull",
             abstract: "Pull a magnet out of the tray.",
-            discussion: "--to drops it at a point; --path is a touch path from the tray (y < 0): a downward swipe (more than 16 points down, under 12 sideways) pulls, then drags along the rest.")
-        @OptionGroup var options: BoardOptions
+            discussion: "--to drops it at a point; --path is a touch path from the tray (y < 0): a downward swipe (more than 16 points down, under 12 sideways) pulls, then drags along the rest.\n\nExample:\n  magnets pull H --to 430,130\n  magnets pull E --path \"200,-40 202,-10 205,300\"")
+        @OptionGroup var options: EditOptions
         @Argument(help: "The letter.") var letter: String
-        @Option(help: "The tile's color (default red).") var color = "red"
-        @Option(parsing: .unconditional, help: "Drop it at X,Y.") var to: PointArgument?
-        @Option(parsing: .unconditional, help: "A touch path \"X,Y X,Y …\" starting on the tray.") var path: PathArgument?
+        @Option(help: "The tile's color; needed only when several tiles bear the letter.") var color: String?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Drop it at X,Y.", valueName: "x,y")) var to: PointArgument?
+        @Option(parsing: .unconditional, help: ArgumentHelp("A touch path \"X,Y X,Y …\" starting on the tray.", valueName: "path")) var path: PathArgument?
 
         func validate() throws {
             _ = try Arguments.letter(letter)
-            _ = try Arguments.color(color)
+            if let color { _ = try Arguments.color(color) }
             guard (to == nil) != (path == nil) else { throw ValidationError("give exactly one of --to or --path") }
         }
 
         func run() throws {
             let letter = try Arguments.letter(self.letter)
             let target: Target = to.map { .point($0.point) } ?? .path(path!.points)
-            let recorded = try options.open().record(author: options.authorName) { _ in
-                .pull(letter: letter, color: color, target: target)
+            let recorded = try options.record { board in
+                .pull(letter: letter, color: try color ?? Self.color(of: letter, in: board), target: target)
             }
             Report.magnet(recorded, MagnetID(pulledBy: recorded.op.id), json: options.json)
+        }
+
+        /// The color of the one tile that bears `letter`; none or several are refused, naming the
+        /// tiles there are.
+        static func color(of letter: String, in board: Board) throws -> String {
+            let tiles = board.tray.filter { $0.letter == letter }
+            if tiles.count == 1 { return tiles[0].color }
+            let list = (tiles.isEmpty ? board.tray : tiles).map { "'\($0.letter)' \($0.color)" }.joined(separator: ", ")
+            if tiles.isEmpty {
+                throw StoreError.refused(board.tray.isEmpty ? "no '\(letter)' tile in the tray (the tray is empty)"
+                                                            : "no '\(letter)' tile in the tray (tiles: \(list))")
+            }
+            throw StoreError.refused("several tiles bear '\(letter)': \(list); say which with --color")
         }
     }
 
     /// `magnets move MAGNET (--to X,Y | --by DX,DY | --path "…")`.
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "move", abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.")
-        @OptionGroup var options: BoardOptions
-        @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
-        @Option(parsing: .unconditional, help: "Drag it to X,Y.") var to: PointArgument?
-        @Option(parsing: .unconditional, help: "Drag it by DX,DY (recorded as the absolute target).") var by: PointArgument?
-        @Option(parsing: .unconditional, help: "Drag it through \"X,Y X,Y …\".") var path: PathArgument?
+        static let configuration = CommandConfiguration(commandName: "move", abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.", discussion: "Example:\n  magnets move alice-4 --by 0,400")
+        @OptionGroup var options: EditOptions
+        @Argument(help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).",
+                  completion: Completion.magnets) var magnet: String
+        @Option(parsing: .unconditional, help: ArgumentHelp("Drag it to X,Y.", valueName: "x,y")) var to: PointArgument?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Drag it by DX,DY (recorded as the absolute target).", valueName: "dx,dy")) var by: PointArgument?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Drag it through \"X,Y X,Y …\".", valueName: "path")) var path: PathArgument?
 
         func validate() throws {
             guard [to != nil, by != nil, path != nil].filter({ $0 }).count == 1 else {
@@ -48,14 +62,14 @@ extension Magnets {
 
         func run() throws {
             var id: MagnetID?
-            let recorded = try options.open().record(author: options.authorName) { board in
+            let recorded = try options.record { board in
                 let resolved = try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get()
                 id = resolved
                 if let to { return .move(magnet: resolved, target: .point(to.point)) }
                 if let path { return .move(magnet: resolved, target: .path(path.points)) }
                 let center = board.magnets[resolved]!.center
                 let target = Point(x: center.x + by!.point.x, y: center.y + by!.point.y)
-                guard Validation.isValid(target) else { throw StoreError.refused("the target \(target) is out of range") }
+                if let problem = Validation.pointProblem(target) { throw StoreError.refused("the target \(target) is out of range: \(problem)") }
                 return .move(magnet: resolved, target: .point(target))
             }
             Report.magnet(recorded, id!, json: options.json)
@@ -64,12 +78,13 @@ extension Magnets {
 
     /// `magnets return MAGNET`: back to the tray.
     struct Return: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "return", abstract: "Put a magnet back in the tray.")
-        @OptionGroup var options: BoardOptions
-        @Argument(help: "The magnet: its id, a letter only it bears, or a unique id prefix.") var magnet: String
+        static let configuration = CommandConfiguration(commandName: "return", abstract: "Put a magnet back in the tray.", discussion: "Example:\n  magnets return alice-4")
+        @OptionGroup var options: EditOptions
+        @Argument(help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).",
+                  completion: Completion.magnets) var magnet: String
 
         func run() throws {
-            let recorded = try options.open().record(author: options.authorName) { board in
+            let recorded = try options.record { board in
                 .returnMagnet(try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get())
             }
             Report.op(recorded, json: options.json)

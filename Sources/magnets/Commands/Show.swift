@@ -7,16 +7,16 @@ import MagnetsStore
 extension Magnets {
     /// `magnets show [--at N]`: the board as a picture in the terminal, then a listing.
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.", discussion: "Example:\n  magnets show -b bob.magnets --at 5")
         @OptionGroup var options: BoardOptions
-        @Option(parsing: .unconditional, help: "Show the board after the first N ops of the replay order.") var at: Int?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Show the board after the first N ops of the replay order.", valueName: "n")) var at: Int?
 
         func validate() throws {
             if let at, at < 1 { throw ValidationError("--at must be at least 1") }
         }
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: .reading)
             let (board, clock) = try at.map { try file.board(after: $0) } ?? { let c = try file.current(); return (c.board, c.clock) }()
             if options.json {
                 Output.json(Self.json(board, clock: clock, file: file))
@@ -40,11 +40,11 @@ extension Magnets {
 
     /// `magnets render (--svg FILE | --timelapse FILE.html) [--at N]`.
     struct Render: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "render", abstract: "Draw the board as SVG, or its history as a timelapse page.")
-        @OptionGroup var options: BoardOptions
-        @Option(help: "Write the board as SVG to FILE.") var svg: String?
-        @Option(help: "Write a page that replays the history to FILE.html.") var timelapse: String?
-        @Option(parsing: .unconditional, help: "The board after the first N ops (the last frame, for --timelapse).") var at: Int?
+        static let configuration = CommandConfiguration(commandName: "render", abstract: "Draw the board as SVG, or its history as a timelapse page.", discussion: "Example:\n  magnets render --svg board.svg -b alice.magnets")
+        @OptionGroup var options: BoardFileOption
+        @Option(help: ArgumentHelp("Write the board as SVG to FILE.", valueName: "file"), completion: .file(extensions: ["svg"])) var svg: String?
+        @Option(help: ArgumentHelp("Write a page that replays the history to FILE.html.", valueName: "file"), completion: .file(extensions: ["html"])) var timelapse: String?
+        @Option(parsing: .unconditional, help: ArgumentHelp("The board after the first N ops (the last frame, for --timelapse).", valueName: "n")) var at: Int?
 
         func validate() throws {
             guard (svg == nil) != (timelapse == nil) else { throw ValidationError("give exactly one of --svg or --timelapse") }
@@ -52,7 +52,7 @@ extension Magnets {
         }
 
         func run() throws {
-            let file = try options.open()
+            let file = try options.open(for: .reading)
             if let svg {
                 let board = try at.map { try file.board(after: $0).board } ?? file.current().board
                 if try Output.writePicture(SVGPicture.render(board), to: svg, as: .svg) { print("wrote \(svg)") }
@@ -67,9 +67,9 @@ extension Magnets {
                 let outcome = board.apply(entry.op)
                 frames.append(Timelapse.Frame(op: entry.op, outcome: outcome, before: before, after: board, caption: History.caption(entry)))
             }
-            if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(frames.count) ops", frames: frames),
+            if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(Output.count(frames.count, "op"))", frames: frames),
                                        to: timelapse!, as: .html) {
-                print("wrote \(timelapse!) (\(frames.count) frames)")
+                print("wrote \(timelapse!) (\(Output.count(frames.count, "frame")))")
             }
         }
     }

@@ -10,16 +10,16 @@ extension Magnets {
 
         /// `magnets zone add NAME --rect X,Y,W,H`.
         struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a snap zone.")
-            @OptionGroup var options: BoardOptions
+            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a snap zone.", discussion: "Example:\n  magnets zone add slot --rect 400,100,60,60 --capacity 2 --accepts red,blue")
+            @OptionGroup var options: EditOptions
             @Argument(help: "The zone's name.") var name: String
-            @Option(parsing: .unconditional, help: "Its rect X,Y,W,H (top-left corner and size).") var rect: RectArgument
-            @Option(parsing: .unconditional, help: "How many magnets it holds (≥ 1; default 1).") var capacity = 1
-            @Option(help: "The colors it accepts, comma-separated (default: any).") var accepts: String?
+            @Option(parsing: .unconditional, help: ArgumentHelp("Its rect X,Y,W,H (top-left corner and size).", valueName: "x,y,w,h")) var rect: RectArgument
+            @Option(parsing: .unconditional, help: ArgumentHelp("How many magnets it holds, 1 or more.", valueName: "n")) var capacity = 1
+            @Option(help: ArgumentHelp("The colors it accepts, comma-separated (default: any).", valueName: "colors")) var accepts: String?
 
             func validate() throws {
                 _ = try Arguments.name(name, of: "zone")
-                guard (1...Validation.maxCapacity).contains(capacity) else { throw ValidationError("--capacity must be 1…\(Validation.maxCapacity)") }
+                if let problem = Validation.capacityProblem(capacity) { throw ValidationError("--" + problem) }
                 _ = try colors()
             }
 
@@ -36,30 +36,30 @@ extension Magnets {
 
             func run() throws {
                 let zone = Zone(name: name, rect: rect.rect, capacity: capacity, accepts: try colors())
-                Report.op(try options.open().record(author: options.authorName) { _ in .zoneAdd(zone) }, json: options.json)
+                Report.op(try options.record { _ in .zoneAdd(zone) }, json: options.json)
             }
         }
 
         /// `magnets zone remove NAME`: frees its magnets where they lie.
         struct Remove: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a zone; its magnets stay where they lie.")
-            @OptionGroup var options: BoardOptions
+            static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a zone; its magnets stay where they lie.", discussion: "Example:\n  magnets zone remove slot")
+            @OptionGroup var options: EditOptions
             @Argument(help: "The zone's name.") var name: String
 
             func validate() throws { _ = try Arguments.name(name, of: "zone") }
 
             func run() throws {
-                Report.op(try options.open().record(author: options.authorName) { _ in .zoneRemove(name: name) }, json: options.json)
+                Report.op(try options.record { _ in .zoneRemove(name: name) }, json: options.json)
             }
         }
 
         /// `magnets zone list`.
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the zones.")
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the zones.", discussion: "Example:\n  magnets zone list --json")
             @OptionGroup var options: BoardOptions
 
             func run() throws {
-                let board = try options.open().current().board
+                let board = try options.open(for: .reading).current().board
                 if options.json { Output.json(board.zonesJSON); return }
                 if board.zones.isEmpty { print("no zones"); return }
                 for z in board.zones {
@@ -77,11 +77,11 @@ extension Magnets {
 
         /// `magnets boundary add NAME --from X,Y --to X,Y`.
         struct Add: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a boundary: a segment that stops dragged magnets.")
-            @OptionGroup var options: BoardOptions
+            static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a boundary: a segment that stops dragged magnets.", discussion: "Example:\n  magnets boundary add shelf --from 0,600 --to 1000,600")
+            @OptionGroup var options: EditOptions
             @Argument(help: "The boundary's name.") var name: String
-            @Option(parsing: .unconditional, help: "One end X,Y.") var from: PointArgument
-            @Option(parsing: .unconditional, help: "The other end X,Y.") var to: PointArgument
+            @Option(parsing: .unconditional, help: ArgumentHelp("One end X,Y.", valueName: "x,y")) var from: PointArgument
+            @Option(parsing: .unconditional, help: ArgumentHelp("The other end X,Y.", valueName: "x,y")) var to: PointArgument
 
             func validate() throws {
                 _ = try Arguments.name(name, of: "boundary")
@@ -90,30 +90,30 @@ extension Magnets {
 
             func run() throws {
                 let boundary = Boundary(name: name, segment: Segment(from: from.point, to: to.point))
-                Report.op(try options.open().record(author: options.authorName) { _ in .boundaryAdd(boundary) }, json: options.json)
+                Report.op(try options.record { _ in .boundaryAdd(boundary) }, json: options.json)
             }
         }
 
         /// `magnets boundary remove NAME`.
         struct Remove: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a boundary.")
-            @OptionGroup var options: BoardOptions
+            static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a boundary.", discussion: "Example:\n  magnets boundary remove shelf")
+            @OptionGroup var options: EditOptions
             @Argument(help: "The boundary's name.") var name: String
 
             func validate() throws { _ = try Arguments.name(name, of: "boundary") }
 
             func run() throws {
-                Report.op(try options.open().record(author: options.authorName) { _ in .boundaryRemove(name: name) }, json: options.json)
+                Report.op(try options.record { _ in .boundaryRemove(name: name) }, json: options.json)
             }
         }
 
         /// `magnets boundary list`.
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the boundaries.")
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "List the boundaries.", discussion: "Example:\n  magnets boundary list")
             @OptionGroup var options: BoardOptions
 
             func run() throws {
-                let board = try options.open().current().board
+                let board = try options.open(for: .reading).current().board
                 if options.json { Output.json(board.boundariesJSON); return }
                 if board.boundaries.isEmpty { print("no boundaries"); return }
                 for b in board.boundaries { print("\(b.name)  \(b.segment.from) → \(b.segment.to)") }
