@@ -60,13 +60,19 @@ public final class BoardFile: Sendable {
 
     /// What a migration needs done in Swift after its SQL, in the same transaction.
     static let afterMigration: [String: @Sendable (Database) throws -> Void] = [
-        // Outcomes now live in pages with their own coding: rebuild them (and every other
-        // derived table) by replaying the log of a board that has one.
+        // Outcomes now live in pages with their own coding: they are rebuilt (with every other
+        // derived table) by replaying the log, once the schema is the newest (the replay writes
+        // it): the marker says so, and stays until that is done.
         "0002_dense_log": { db in
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM board)") ?? false else { return }
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('rebuild', '1')")
+        },
+        "0003_open_kinds": { db in
+            guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rebuild'") != nil else { return }
             let interval = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'checkpoint_interval'")
                 .flatMap(Int.init) ?? defaultCheckpointInterval
             try Verification.rebuild(db, interval: max(1, interval), removingBrokenOps: false)
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'rebuild'")
         },
     ]
 
@@ -83,11 +89,6 @@ public final class BoardFile: Sendable {
         config.allowsUnsafeTransactions = true
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // Up to 16 MiB of pages (SQLite's default: 2 MiB), taken only as a file's pages are
-            // used: a sync of 2×50,000 ops dirties some 5 MB of each file, and with 2 MiB it wrote
-            // pages out to the log mid-transaction, read them back and wrote them again (10,500
-            // writes and 7,300 reads, where 7,900 and 4,000 do).
-            try db.execute(sql: "PRAGMA cache_size = -16384")
         }
         return config
     }

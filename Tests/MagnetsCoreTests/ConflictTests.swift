@@ -42,13 +42,14 @@ struct ConflictTests {
         #expect(conflicts.count == 1)
         var finder = Conflict.Finder()
         var found: [Conflict] = []
-        for (op, outcome) in zip(timeline.ops, timeline.outcomes) { finder.add(op, outcome, into: &found) }
+        for (i, outcome) in timeline.outcomes.enumerated() { finder.add(i, of: timeline.ops, outcome, into: &found) }
         #expect(found == conflicts)
         // From the later op of the pair on, its earlier op is not seen: nothing is found.
         let bob = try #require(timeline.ops.firstIndex { $0.id.replica == "bob" })
         var late = Conflict.Finder()
         var none: [Conflict] = []
-        for i in bob..<timeline.ops.count { late.add(timeline.ops[i], timeline.outcomes[i], into: &none) }
+        let stretch = Array(timeline.ops[bob...])
+        for (i, outcome) in timeline.outcomes[bob...].enumerated() { late.add(i, of: stretch, outcome, into: &none) }
         #expect(none.isEmpty)
         // Bob moves it again: his second move has seen his first, so it is no conflict.
         var later = timeline

@@ -310,7 +310,7 @@ struct StoreSyncTests {
                 let expected = try files[i].conflicts().filter {
                     (onlyI.contains($0.earlier) && onlyJ.contains($0.later)) || (onlyJ.contains($0.earlier) && onlyI.contains($0.later))
                 }
-                #expect(report.conflicts == expected && report.intoA == onlyJ.count && report.intoB == onlyI.count)
+                #expect(report.conflicts == expected && report.conflictCount == expected.count && report.intoA == onlyJ.count && report.intoB == onlyI.count)
                 #expect(try files[i].check().isClean)
                 #expect(try files[j].check().isClean)
             }

@@ -18,17 +18,58 @@ public struct Conflict: Hashable, Codable, Sendable {
         }
     }
 
+    /// How the replay order settled it.
+    public enum Settlement: Hashable, Codable, Sendable {
+        /// Both moved or returned the magnet; the later was applied after the earlier.
+        case laterApplied(earlierReturned: Bool, laterReturned: Bool)
+        /// The earlier moved or returned the magnet; the later was rejected for it.
+        case laterRejected(earlierReturned: Bool, reason: Rejection)
+        /// The earlier took the last of the tile the later wanted.
+        case tookTheLast
+        /// The earlier filled the zone the later passed over.
+        case filledTheZone
+        /// Both added (or both removed) the name; the later was refused for it.
+        case nameTwice(adding: Bool)
+    }
+
     public var earlier: OpID
     public var later: OpID
     public var on: Subject
-    /// One sentence: who won, who was rejected or passed over.
-    public var settled: String
+    public var settlement: Settlement
 
-    public init(earlier: OpID, later: OpID, on: Subject, settled: String) {
+    public init(earlier: OpID, later: OpID, on: Subject, settlement: Settlement) {
         self.earlier = earlier
         self.later = later
         self.on = on
-        self.settled = settled
+        self.settlement = settlement
+    }
+
+    /// One sentence: who won, who was rejected or passed over. Made when asked for: a sync of
+    /// many ops can settle tens of thousands of conflicts, and lists only a few.
+    public var settled: String {
+        switch settlement {
+        case .laterApplied(_, let laterReturned):
+            return laterReturned ? "\(later) comes later and wins: it returned the magnet after \(earlier) moved it"
+                                 : "\(later) comes later and wins: its drag started where \(earlier) left the magnet"
+        case .laterRejected(let earlierReturned, let reason):
+            return "\(earlier) \(earlierReturned ? "returned it to the tray" : "moved it") first; \(later) was rejected (\(reason))"
+        case .tookTheLast:
+            guard case .tile(let tile) = on else { break }
+            return "\(earlier) took the last '\(tile.letter)' \(tile.color); \(later) was rejected (tray empty)"
+        case .filledTheZone:
+            guard case .zone(let zone) = on else { break }
+            return "\(earlier) filled zone '\(zone)' first; \(later) passed over it as full"
+        case .nameTwice(let adding):
+            let (kind, name): (String, String)
+            switch on {
+            case .zone(let zone): (kind, name) = ("zone", zone)
+            case .boundary(let boundary): (kind, name) = ("boundary", boundary)
+            default: return "\(later) comes later than \(earlier)"
+            }
+            return "\(earlier) \(adding ? "added" : "removed") \(kind) '\(name)' first; \(later) was rejected "
+                + (adding ? "(name taken)" : "(no such \(kind))")
+        }
+        return "\(later) comes later than \(earlier)"
     }
 }
 
@@ -39,11 +80,12 @@ extension Conflict {
     public static func find(in ops: [Operation], outcomes: [Outcome]) -> [Conflict] {
         var finder = Finder()
         var found: [Conflict] = []
-        for (op, outcome) in zip(ops, outcomes) { finder.add(op, outcome, into: &found) }
+        for (i, outcome) in outcomes.enumerated() { finder.add(i, of: ops, outcome, into: &found) }
         return found
     }
 
-    /// Finds conflicts as ops come, in replay order with their outcomes: for each op, the op
+    /// Finds conflicts as the ops of a list in replay order are replayed, one after the other
+    /// with their outcomes: for each op, the op
     /// before it on the same object, when the two are concurrent —
     /// - both move or return the same magnet (the later starts from where the earlier left it,
     ///   or is rejected because the magnet went back to the tray);
@@ -51,42 +93,42 @@ extension Conflict {
     /// - the earlier filled the zone that would have captured the later;
     /// - both name the same zone or boundary (add/add, remove/remove).
     ///
-    /// Fed a stretch of the replay order that starts later than the log, it finds the conflicts
-    /// whose two ops both lie in the stretch.
+    /// Fed a list that starts later than the log (a stretch of the replay order), it finds the
+    /// conflicts whose two ops both lie in the stretch. It keeps positions in the list, not ops.
     public struct Finder: Sendable {
-        private var lastOnMagnet: [MagnetID: Operation] = [:]
-        private var emptiedTile: [TileKey: Operation] = [:]
-        private var filledZone: [String: Operation] = [:]
-        private var namedZone: [String: Operation] = [:]
-        private var removedZone: [String: Operation] = [:]
-        private var namedBoundary: [String: Operation] = [:]
-        private var removedBoundary: [String: Operation] = [:]
+        private var lastOnMagnet: [MagnetID: Int] = [:]
+        private var emptiedTile: [TileKey: Int] = [:]
+        private var filledZone: [String: Int] = [:]
+        private var namedZone: [String: Int] = [:]
+        private var removedZone: [String: Int] = [:]
+        private var namedBoundary: [String: Int] = [:]
+        private var removedBoundary: [String: Int] = [:]
 
         public init() {}
 
-        /// Appends to `found` each conflict in which `op` (the next in replay order) is the later.
-        public mutating func add(_ op: Operation, _ outcome: Outcome, into found: inout [Conflict]) {
+        /// Appends to `found` each conflict in which `ops[current]` — the next op replayed, every
+        /// op before it having been added — is the later.
+        public mutating func add(_ current: Int, of ops: [Operation], _ outcome: Outcome, into found: inout [Conflict]) {
             let rejected = outcome.rejection
-            func check(_ earlier: Operation?, _ subject: Subject, _ settled: (Operation) -> String) {
-                guard let earlier, earlier.isConcurrent(with: op) else { return }
-                found.append(Conflict(earlier: earlier.id, later: op.id, on: subject, settled: settled(earlier)))
+            let op = ops[current]
+            func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Operation) -> Settlement) {
+                guard let earlierIndex, ops[earlierIndex].isConcurrent(with: op) else { return }
+                let earlier = ops[earlierIndex]
+                found.append(Conflict(earlier: earlier.id, later: op.id, on: subject, settlement: settlement(earlier)))
             }
 
             // A zone or boundary added or removed by name: refused for its name (taken, or gone),
             // it conflicts with the op that last did the same to that name; applied, it becomes
             // that op and forgets the opposite. `true` when applied.
             func named(_ name: String, _ subject: Subject, _ kind: String, adding: Bool,
-                       done: inout [String: Operation], undone: inout [String: Operation]) -> Bool {
+                       done: inout [String: Int], undone: inout [String: Int]) -> Bool {
                 switch rejected {
                 case nil:
-                    done[name] = op
+                    done[name] = current
                     undone[name] = nil
                     return true
                 case .zoneNameTaken?, .unknownZone?, .boundaryNameTaken?, .unknownBoundary?:
-                    check(done[name], subject) { e in
-                        "\(e.id) \(adding ? "added" : "removed") \(kind) '\(name)' first; \(op.id) was rejected "
-                            + (adding ? "(name taken)" : "(no such \(kind))")
-                    }
+                    check(done[name], subject) { _ in .nameTwice(adding: adding) }
                     return false
                 default:
                     return false
@@ -94,27 +136,21 @@ extension Conflict {
             }
 
             for zone in outcome.passedOver {
-                check(filledZone[zone], .zone(zone)) { e in "\(e.id) filled zone '\(zone)' first; \(op.id) passed over it as full" }
+                check(filledZone[zone], .zone(zone)) { _ in .filledTheZone }
             }
             switch op.payload {
             case .move(let m, _), .returnMagnet(let m):
-                let earlier = rejected == nil ? lastOnMagnet.updateValue(op, forKey: m) : lastOnMagnet[m]
+                let earlier = rejected == nil ? lastOnMagnet.updateValue(current, forKey: m) : lastOnMagnet[m]
                 check(earlier, .magnet(m)) { e in
-                    let earlierDid = e.kind == .returnMagnet ? "returned it to the tray" : "moved it"
-                    if let rejected { return "\(e.id) \(earlierDid) first; \(op.id) was rejected (\(rejected))" }
-                    if op.kind == .returnMagnet {
-                        return "\(op.id) comes later and wins: it returned the magnet after \(e.id) moved it"
-                    }
-                    return "\(op.id) comes later and wins: its drag started where \(e.id) left the magnet"
+                    if let rejected { return .laterRejected(earlierReturned: e.kind == .returnMagnet, reason: rejected) }
+                    return .laterApplied(earlierReturned: e.kind == .returnMagnet, laterReturned: op.kind == .returnMagnet)
                 }
             case .pull(let letter, let color, _):
                 let key = TileKey(letter: letter, color: color)
                 if case .trayEmpty = rejected {
-                    check(emptiedTile[key], .tile(key)) { e in
-                        "\(e.id) took the last '\(letter)' \(color); \(op.id) was rejected (tray empty)"
-                    }
+                    check(emptiedTile[key], .tile(key)) { _ in .tookTheLast }
                 } else if rejected == nil, case .pulled? = outcome.events.first {
-                    emptiedTile[key] = op // only read when a later pull finds the tile empty
+                    emptiedTile[key] = current // only read when a later pull finds the tile empty
                 }
             case .trayAdd(let letter, let color, _, _):
                 emptiedTile[TileKey(letter: letter, color: color)] = nil
@@ -131,7 +167,7 @@ extension Conflict {
             case .createBoard, .resize:
                 break
             }
-            for zone in outcome.filled { filledZone[zone] = op }
+            for zone in outcome.filled { filledZone[zone] = current }
         }
     }
 }

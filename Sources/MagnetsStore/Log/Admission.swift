@@ -43,14 +43,10 @@ enum Admission {
         // The Lamport number of each new op, by replica and seq.
         var newLamports: [String: [Int]] = [:]
         for op in fresh { newLamports[op.id.replica, default: []].append(op.lamport) }
-        var looked: [OpID: Int] = [:]
-        func lamport(of id: OpID) throws -> Int? {
+        func lamport(of id: OpID) -> Int? {
             let held = index.version[id.replica]
             if id.seq > held { return newLamports[id.replica]?[id.seq - held - 1] }
-            if let known = looked[id] { return known }
-            let found = try OpLog.lamport(of: id, db, index: index)
-            looked[id] = found
-            return found
+            return index.lamport(of: id)
         }
         // Ops of a run share their context: its largest Lamport number is found once.
         var checked: (context: VectorClock, largest: Int)?
@@ -65,7 +61,7 @@ enum Admission {
             } else {
                 largest = 0
                 for (replica, seq) in op.context.entries {
-                    guard seq <= version[replica], let l = try lamport(of: OpID(replica: replica, seq: seq)) else {
+                    guard seq <= version[replica], let l = lamport(of: OpID(replica: replica, seq: seq)) else {
                         throw StoreError.invalidOp("op \(op.id) depends on \(replica):\(seq), which neither it nor this file brings")
                     }
                     largest = max(largest, l)

@@ -19,7 +19,6 @@ enum Integration {
         static let empty = Start(board: Board(), position: 0, after: nil, clock: VectorClock())
     }
 
-    typealias Observer = ReplayObserver
 
     /// Adds `fresh` — admitted ops (see `Admission`), in replay order — to the log with everything
     /// they derive, and returns the board after them. The replay starts at the file's end when
@@ -31,7 +30,7 @@ enum Integration {
     ///   (memory: the new ops, not the window).
     @discardableResult
     static func write(_ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
-                      interval: Int, _ db: Database, index: inout LogIndex, observe: Observer? = nil) throws -> Board {
+                      interval: Int, _ db: Database, index: inout LogIndex) throws -> Board {
         let (currentBoard, currentCount) = try current ?? BoardState.loadState(db, index: index)
         let start: Start
         let replaysHeld: Bool
@@ -51,8 +50,8 @@ enum Integration {
         var board = start.board
         func apply(_ op: Operation) throws {
             let outcome = board.apply(op)
-            observe?(op, outcome)
-            try writer.add(op, outcome.events, db, index: &index) { board }
+            let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
+            try writer.add(op, stored: stored, db, index: &index) { BoardSnapshot.encode(board) }
         }
         var next = 0 // the next new op to apply
         if replaysHeld {
@@ -86,35 +85,49 @@ enum Integration {
 
     // MARK: - One replay for two files
 
-    /// Replays `window` (every op after `start`, in replay order) through the one apply road.
+    /// Replays `window` (every op after `start`, in replay order) through the one apply road,
+    /// encoding each outcome that is not plain with `labels` (numbering the names met).
+    /// `observe` sees each op's position in `window` and its outcome, as they are made.
     ///
-    /// - Complexity: O(window) applies; memory O(window) for the events that are not plain.
-    static func replay(_ window: [Operation], from start: Start, interval: Int, observe: Observer? = nil) -> Replay {
+    /// - Complexity: O(window) applies; memory O(window) for the encoded outcomes.
+    static func replay(_ window: [Operation], from start: Start, interval: Int, labels: Labels,
+                       observe: ((Int, Outcome) -> Void)? = nil) -> Replay {
         var board = start.board
-        var events: [[Event]?] = []
-        events.reserveCapacity(window.count)
-        var checkpoints: [Int: Board] = [:]
+        var labels = labels
+        let startLabels = labels.names
+        var stored: [[UInt8]?] = []
+        stored.reserveCapacity(window.count)
+        var checkpoints: [Int: String] = [:]
         var position = start.position
-        for op in window {
+        for (i, op) in window.enumerated() {
             let outcome = board.apply(op)
-            observe?(op, outcome)
-            events.append(OpRows.isPlain(outcome.events, for: op) ? nil : outcome.events)
+            observe?(i, outcome)
+            stored.append(OpRows.storedEvents(for: op, outcome.events, labels: &labels))
             position += 1
-            if position % interval == 0 { checkpoints[position] = board }
+            if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }
         }
-        return Replay(start: start, ops: window, events: events, checkpoints: checkpoints, board: board)
+        return Replay(start: start, ops: window, stored: stored, startLabels: startLabels, labels: labels,
+                      checkpoints: checkpoints, board: board)
     }
 
     /// Writes a replay's derived state into a file whose log holds its ops (the new ones inserted),
-    /// with the replay's checkpoint interval.
+    /// with the replay's checkpoint interval. A file that numbered names as the replay's did takes
+    /// its encoded outcomes as they are; another reads them and encodes them with its own numbers.
     static func write(_ replay: Replay, interval: Int, _ db: Database, index: inout LogIndex) throws {
         let (current, _) = try BoardState.loadState(db, index: index)
         var writer = try DerivedWriter(from: replay.start, interval: interval, db, index: index)
+        let sameLabels = index.labels.names == replay.startLabels
         var position = replay.start.position
-        for (op, events) in zip(replay.ops, replay.events) {
+        for (op, stored) in zip(replay.ops, replay.stored) {
             position += 1
-            try writer.add(op, events ?? OpRows.plainEvents(for: op) ?? [], db, index: &index) { replay.checkpoints[position]! }
+            var bytes = stored
+            if !sameLabels {
+                let events = try OpRows.events(for: op, stored: stored?[...], labels: replay.labels)
+                bytes = OpRows.storedEvents(for: op, events, labels: &index.labels)
+            }
+            try writer.add(op, stored: bytes, db, index: &index) { replay.checkpoints[position]! }
         }
+        if sameLabels { index.labels = replay.labels }
         try writer.finish(replay.board, replacing: current, db, index: &index)
     }
 
@@ -147,19 +160,19 @@ enum Integration {
     }
 }
 
-/// Sees each op of a replay with its outcome.
-public typealias ReplayObserver = (_ op: MagnetsCore.Operation, _ outcome: Outcome) -> Void
-
 /// A stretch of the replay order replayed once, in memory, for every file whose log holds (or
 /// is about to hold) exactly these ops after its start: a sync's two files.
 public struct Replay: Sendable {
     var start: Integration.Start
     /// The ops after `start`, in replay order.
     var ops: [Operation]
-    /// Each op's events, nil when they are the plain ones its payload implies.
-    var events: [[Event]?]
-    /// The board at each checkpoint position after `start`.
-    var checkpoints: [Int: Board]
+    /// Each op's outcome as stored (`EventCoding`, with `labels`), nil when plain.
+    var stored: [[UInt8]?]
+    /// The label numbers the replay started from, and those it ended with.
+    var startLabels: [Int64: String]
+    var labels: Labels
+    /// The board at each checkpoint position after `start`, as checkpoints store it.
+    var checkpoints: [Int: String]
     var board: Board
 }
 
@@ -180,17 +193,18 @@ struct DerivedWriter {
         self.interval = interval
     }
 
-    /// The next op of the replay and its events; `board` gives the board after it, asked for
+    /// The next op of the replay and its outcome as stored (`OpRows.storedEvents`, nil when plain);
+    /// `snapshot` gives the board after it as a checkpoint stores it (`BoardSnapshot`), asked for
     /// where a checkpoint falls.
-    mutating func add(_ op: Operation, _ events: [Event], _ db: Database, index: inout LogIndex, board: () -> Board) throws {
+    mutating func add(_ op: Operation, stored: [UInt8]?, _ db: Database, index: inout LogIndex, snapshot: () -> String) throws {
         position += 1
         if op.id.seq > clock[op.id.replica] { clock[op.id.replica] = op.id.seq }
-        if let bytes = OpRows.storedEvents(for: op, events, labels: &index.labels) {
+        if let bytes = stored {
             try outcomes.add(OpKey(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db)), bytes, db)
         }
         if position % interval == 0 {
             try CheckpointRecord(position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
-                                 board: BoardSnapshot.encode(board())).insert(db, onConflict: .replace)
+                                 board: snapshot()).insert(db, onConflict: .replace)
         }
     }
 

@@ -10,6 +10,8 @@ struct LogIndex {
         var firstSeq: Int
         var context: Int64
         var author: Int64
+        /// The Lamport number of its first op: op `firstSeq + k` has `firstLamport + k`.
+        var firstLamport: Int
     }
 
     /// Each replica's runs (by its local number), `firstSeq` increasing.
@@ -68,7 +70,8 @@ struct LogIndex {
         }
         let runs = try OpRunRecord.order(OpRunRecord.Columns.replica, OpRunRecord.Columns.firstSeq).fetchCursor(db)
         while let run = try runs.next() {
-            index.runs[run.replica, default: []].append(Run(firstSeq: run.firstSeq, context: run.context, author: run.author))
+            index.runs[run.replica, default: []].append(Run(firstSeq: run.firstSeq, context: run.context, author: run.author,
+                                                             firstLamport: run.firstLamport))
         }
         return index
     }
@@ -87,15 +90,23 @@ struct LogIndex {
         return (list[low], list[low].firstSeq..<(low + 1 < list.count ? list[low + 1].firstSeq : Int.max))
     }
 
-    /// Notes that op (replica, seq) — the replica's next — has this context and author: a new
-    /// run starts unless they are those of the replica's latest run.
-    mutating func extendRun(replica: Int64, seq: Int, context: VectorClock, author: String, _ db: Database) throws {
+    /// The Lamport number of the op with this id, if the log holds it: from its run, with no
+    /// lookup in the log (see `Run.firstLamport`). A complete index only.
+    func lamport(of id: OpID) -> Int? {
+        guard let replica = replicaIDs[id.replica], id.seq <= version[id.replica],
+              let (run, _) = run(replica: replica, seq: id.seq) else { return nil }
+        return run.firstLamport + (id.seq - run.firstSeq)
+    }
+
+    /// Notes that op (replica, seq) — the replica's next — has this context, author and Lamport
+    /// number: a new run starts unless the first two are those of the replica's latest run.
+    mutating func extendRun(replica: Int64, seq: Int, context: VectorClock, author: String, lamport: Int, _ db: Database) throws {
         try loadLatestRun(of: replica, db)
         let contextID = try self.contextID(context, db)
         let authorID = try self.authorID(author, db)
         if let last = runs[replica]?.last, last.context == contextID, last.author == authorID, last.firstSeq <= seq { return }
-        try OpRunRecord(replica: replica, firstSeq: seq, context: contextID, author: authorID).insert(db)
-        runs[replica, default: []].append(Run(firstSeq: seq, context: contextID, author: authorID))
+        try OpRunRecord(replica: replica, firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport).insert(db)
+        runs[replica, default: []].append(Run(firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport))
     }
 
     /// For an incomplete index: the replica's latest run (the next op nearly always shares it).
@@ -104,7 +115,7 @@ struct LogIndex {
         runs[replica] = []
         guard let run = try OpRunRecord.filter(OpRunRecord.Columns.replica == replica)
             .order(OpRunRecord.Columns.firstSeq.desc).fetchOne(db) else { return }
-        runs[replica] = [Run(firstSeq: run.firstSeq, context: run.context, author: run.author)]
+        runs[replica] = [Run(firstSeq: run.firstSeq, context: run.context, author: run.author, firstLamport: run.firstLamport)]
     }
 
     mutating func replicaID(_ name: String, _ db: Database) throws -> Int64 {
@@ -188,7 +199,7 @@ struct LogIndex {
 
 /// Zone and boundary names by number (`label`), so an outcome names one in a byte or two.
 /// New names get the next number; `LogIndex.save` writes them.
-struct Labels {
+struct Labels: Sendable {
     var ids: [String: Int64] = [:]
     var names: [Int64: String] = [:]
     /// Numbered since loading, not yet written.

@@ -80,27 +80,19 @@ enum OpLog {
         return result
     }
 
-    /// The op with this id, if the log holds it (through the index on (replica, seq)).
+    /// The op with this id, if the log holds it: its key follows from its run (a complete index).
     static func op(_ id: OpID, _ db: Database, index: LogIndex) throws -> Operation? {
-        guard let replica = index.replicaIDs[id.replica], id.seq <= index.version[id.replica] else { return nil }
-        let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id & 65535 = ? AND seq = ?")
-        statement.bind(1, replica)
-        statement.bind(2, id.seq)
+        guard let lamport = index.lamport(of: id), let replica = index.replicaIDs[id.replica],
+              (1...OpKey.maxLamport).contains(lamport) else { return nil }
+        let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id = ?")
+        statement.bind(1, OpKey(lamport: lamport, replica: replica).rawValue)
         var found: Operation?
         var cache = OpRows.DecodeCache()
         try statement.forEachRow(db) { row in
             found = try OpRows.decode(row, index: index, cache: &cache)
             return false
         }
-        return found
-    }
-
-    /// The Lamport number of the op with this id, if the log holds it.
-    static func lamport(of id: OpID, _ db: Database, index: LogIndex) throws -> Int? {
-        guard let replica = index.replicaIDs[id.replica], id.seq <= index.version[id.replica] else { return nil }
-        if id.seq == index.version[id.replica] { return index.lamports[id.replica] }
-        let key = try Int64.fetchOne(db, sql: "SELECT id FROM op WHERE id & 65535 = ? AND seq = ?", arguments: [replica, id.seq])
-        return key.map { OpKey($0).lamport }
+        return found?.id == id ? found : nil
     }
 
     /// The replay-order key of the log's last op: of the ops with the largest Lamport number,

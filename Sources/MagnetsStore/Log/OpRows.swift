@@ -82,7 +82,7 @@ enum OpRows {
                 throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46, or the file holds 65535 replicas")
             }
             let magnetReplicaID = try op.payload.magnet.map { try id(&magnetReplica, $0.replica) }
-            try index.extendRun(replica: replicaID, seq: op.id.seq, context: op.context, author: op.author, db)
+            try index.extendRun(replica: replicaID, seq: op.id.seq, context: op.context, author: op.author, lamport: op.lamport, db)
             let row = record(op, replica: replicaID, magnetReplica: magnetReplicaID)
             statement.bind(1, row.id)
             statement.bind(2, row.seq)

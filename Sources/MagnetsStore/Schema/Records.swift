@@ -80,20 +80,23 @@ struct ContextRecord: Codable, FetchableRecord, PersistableRecord {
     var clock: String
 }
 
-/// `op_run`: consecutive ops of one replica sharing a context and an author.
+/// `op_run`: consecutive ops of one replica sharing a context and an author. Sharing a context,
+/// each op's Lamport number is the one before's + 1 (SPEC §4), so the run's first one gives all.
 struct OpRunRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "op_run"
     enum Columns {
         static let replica = Column(CodingKeys.replica), firstSeq = Column(CodingKeys.firstSeq)
         static let context = Column(CodingKeys.context), author = Column(CodingKeys.author)
+        static let firstLamport = Column(CodingKeys.firstLamport)
     }
     enum CodingKeys: String, CodingKey {
-        case replica, firstSeq = "first_seq", context, author
+        case replica, firstSeq = "first_seq", context, author, firstLamport = "first_lamport"
     }
     var replica: Int64
     var firstSeq: Int
     var context: Int64
     var author: Int64
+    var firstLamport: Int
 }
 
 /// `op`: the log, one row per op (see `OpRows` for how a payload maps to the columns).
@@ -103,8 +106,6 @@ struct OpRecord: Codable, FetchableRecord, PersistableRecord {
         static let id = Column(CodingKeys.id), seq = Column(CodingKeys.seq), time = Column(CodingKeys.time)
         static let kind = Column(CodingKeys.kind), magnet = Column(CodingKeys.magnet)
         static let x = Column(CodingKeys.x), y = Column(CodingKeys.y), data = Column(CodingKeys.data)
-        /// The replica's local number, as the index `op_by_replica_seq` knows it.
-        static let replica = SQL(sql: "id & 65535")
     }
     var id: Int64
     var seq: Int

@@ -6,9 +6,13 @@ public struct SyncReport: Sendable, Equatable {
     public var intoA: Int
     /// Ops B received from A.
     public var intoB: Int
-    /// The conflicts between an op A lacked and an op B lacked (SPEC §4), in replay order of the
-    /// later op.
+    /// How many conflicts there were between an op A lacked and an op B lacked (SPEC §4).
+    public var conflictCount: Int
+    /// The first of them (at most `listedConflicts`), in replay order of the later op: a sync of
+    /// many ops can settle hundreds of thousands; `BoardFile.conflicts()` lists every one.
     public var conflicts: [Conflict]
+    /// How many conflicts a report lists.
+    public static let listedConflicts = 1_000
     /// The version vector both sides have afterwards.
     public var clock: VectorClock
     public var dryRun: Bool
@@ -29,7 +33,7 @@ extension BoardFile {
         if !idA.isEmpty, idA == idB {
             let session = try a.beginSync()
             session.rollback()
-            return SyncReport(intoA: 0, intoB: 0, conflicts: [], clock: session.state.clock, dryRun: dryRun)
+            return SyncReport(intoA: 0, intoB: 0, conflictCount: 0, conflicts: [], clock: session.state.clock, dryRun: dryRun)
         }
         let aFirst = idA.lexicographicallyPrecedes(idB) || idA == idB
         let first = try (aFirst ? a : b).beginSync()
@@ -76,8 +80,8 @@ extension BoardFile {
         if freshA.isEmpty || freshB.isEmpty {
             // One side receives: it replays on its own (from its end, when the new ops all sort
             // after its last), and the other is not written at all. No conflicts: one side lacked nothing.
-            try (freshA.isEmpty ? b : a).take(freshA.isEmpty ? freshB : freshA, observe: nil)
-            return SyncReport(intoA: freshA.count, intoB: freshB.count, conflicts: [], clock: clock, dryRun: dryRun)
+            try (freshA.isEmpty ? b : a).take(freshA.isEmpty ? freshB : freshA)
+            return SyncReport(intoA: freshA.count, intoB: freshB.count, conflictCount: 0, conflicts: [], clock: clock, dryRun: dryRun)
         }
         // Both receive: the part of the replay order from the checkpoint before the earliest op
         // exchanged is replayed once for both. Their copies of what they share there must agree.
@@ -90,23 +94,28 @@ extension BoardFile {
         let window = Timeline.merged(Timeline.merged(partA.ops, freshA), freshB)
         // The conflicts between an op A lacked and an op B lacked (SPEC §4), found as the replay goes.
         let interval = a.checkpointInterval
-        let start = partA.start
-        let (replay, _) = try Parallel.both({ () -> (Replay, [Conflict]) in
+        let (start, labels) = (partA.start, partA.labels)
+        let (replay, _) = try Parallel.both({ () -> (Replay, (count: Int, listed: [Conflict])) in
             var finder = Conflict.Finder()
-            var found: [Conflict] = []
-            let replay = Integration.replay(window, from: start, interval: interval) { op, outcome in finder.add(op, outcome, into: &found) }
-            return (replay, found.filter { conflict in
-                let (e, l) = (conflict.earlier, conflict.later)
-                let aLacked = { (id: OpID) in id.seq > stateA.clock[id.replica] }
-                let bLacked = { (id: OpID) in id.seq > stateB.clock[id.replica] }
-                return (aLacked(e) && bLacked(l)) || (bLacked(e) && aLacked(l))
-            })
+            var found: [Conflict] = [], conflicts: (count: Int, listed: [Conflict]) = (0, [])
+            let aLacked = { (id: OpID) in id.seq > stateA.clock[id.replica] }
+            let bLacked = { (id: OpID) in id.seq > stateB.clock[id.replica] }
+            let replay = Integration.replay(window, from: start, interval: interval, labels: labels) { i, outcome in
+                finder.add(i, of: window, outcome, into: &found)
+                for c in found where (aLacked(c.earlier) && bLacked(c.later)) || (bLacked(c.earlier) && aLacked(c.later)) {
+                    conflicts.count += 1
+                    if conflicts.listed.count < SyncReport.listedConflicts { conflicts.listed.append(c) }
+                }
+                found.removeAll(keepingCapacity: true)
+            }
+            return (replay, conflicts)
         }, {
             // Meanwhile both files take in their new ops, which do not depend on the replay.
             try a.insert(freshA)
             try b.insert(freshB)
         })
         _ = try Parallel.both({ try a.apply(replay.0) }, { try b.apply(replay.0) })
-        return SyncReport(intoA: freshA.count, intoB: freshB.count, conflicts: replay.1, clock: clock, dryRun: dryRun)
+        return SyncReport(intoA: freshA.count, intoB: freshB.count, conflictCount: replay.1.count, conflicts: replay.1.listed,
+                          clock: clock, dryRun: dryRun)
     }
 }

@@ -53,7 +53,7 @@ struct FileSession: SyncSession {
                 if op.id.seq <= other[op.id.replica] { ops.append(op) }
                 return true
             }
-            return SharedPart(start: start, ops: ops)
+            return SharedPart(start: start, ops: ops, labels: index.labels)
         }
     }
 
@@ -63,10 +63,10 @@ struct FileSession: SyncSession {
         try file.inSession { db in try Admission.admit(ops, db, index: try LogIndex.load(db)) }
     }
 
-    func take(_ fresh: [Operation], observe: ReplayObserver?) throws {
+    func take(_ fresh: [Operation]) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            try Integration.write(fresh, interval: file.checkpointInterval, db, index: &index, observe: observe)
+            try Integration.write(fresh, interval: file.checkpointInterval, db, index: &index)
         }
     }
 

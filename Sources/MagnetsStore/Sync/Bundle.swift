@@ -238,7 +238,7 @@ extension BoardFile {
             } catch StoreError.invalidOp(let why) {
                 throw StoreError.badBundle(why)
             }
-            try session.take(fresh, observe: nil)
+            try session.take(fresh)
             try session.commit()
             return ImportReport(added: fresh.count, skipped: ops.count - fresh.count)
         } catch {

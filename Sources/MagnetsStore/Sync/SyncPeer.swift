@@ -24,6 +24,10 @@ public struct PeerState: Sendable, Equatable {
 public struct SharedPart: Sendable, Equatable {
     var start: Integration.Start
     var ops: [MagnetsCore.Operation]
+    /// How this side numbers zone and boundary names (not part of what the sides must agree on).
+    var labels: Labels
+
+    public static func == (a: SharedPart, b: SharedPart) -> Bool { a.start == b.start && a.ops == b.ops }
 }
 
 /// One side of a sync: a board file (`BoardFile`); a board on a server or in a database plugs in
@@ -64,9 +68,8 @@ public protocol SyncSession: Sendable {
     /// (`Admission`) refuses them all.
     func admit(_ ops: [MagnetsCore.Operation]) throws -> [MagnetsCore.Operation]
 
-    /// Takes admitted ops with everything they derive, replaying on its own what they change;
-    /// `observe` sees each op it replays with its outcome.
-    func take(_ fresh: [MagnetsCore.Operation], observe: ReplayObserver?) throws
+    /// Takes admitted ops with everything they derive, replaying on its own what they change.
+    func take(_ fresh: [MagnetsCore.Operation]) throws
 
     /// Adds admitted ops to its log; what they derive comes with `apply`.
     func insert(_ fresh: [MagnetsCore.Operation]) throws

@@ -71,20 +71,20 @@ extension Magnets {
             let (fileA, fileB) = try OpenFiles.openTwo(a, b)
             let report = try BoardFile.sync(fileA, fileB, dryRun: dryRun)
             if options.json {
-                Output.json(.object([("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)), ("conflicts", .int(report.conflicts.count)),
+                Output.json(.object([("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)), ("conflicts", .int(report.conflictCount)),
                                      ("clock", .object(report.clock.replicas.map { ($0, .int(report.clock[$0])) })),
                                      ("dry_run", .bool(dryRun))]))
                 return
             }
             let verb = dryRun ? "would give" : "gave"
             print("\(verb) \(a) \(Output.count(report.intoA, "op")) and \(b) \(Output.count(report.intoB, "op")); "
-                  + "\(Output.count(report.conflicts.count, "conflict")) settled; clock \(report.clock)")
+                  + "\(Output.count(report.conflictCount, "conflict")) settled; clock \(report.clock)")
             // Each settled conflict on its own line, so nobody's vanished letter is a surprise; a
             // long list is cut short.
             let shown = 20
             for c in report.conflicts.prefix(shown) { print("  " + Output.line(c)) }
-            if report.conflicts.count > shown {
-                print("  … and \(report.conflicts.count - shown) more: see 'magnets conflicts -b \(Shell.quote(a))'")
+            if report.conflictCount > shown {
+                print("  … and \(report.conflictCount - shown) more: see 'magnets conflicts -b \(Shell.quote(a))'")
             }
         }
     }

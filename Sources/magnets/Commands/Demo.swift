@@ -58,7 +58,7 @@ extension Magnets {
 
             say("\n4. magnets sync alice.magnets bob.magnets")
             let report = try BoardFile.sync(alice, bob)
-            print("  alice got \(Output.count(report.intoA, "op")), bob got \(report.intoB); \(Output.count(report.conflicts.count, "conflict")) settled; clock \(report.clock)")
+            print("  alice got \(Output.count(report.intoA, "op")), bob got \(report.intoB); \(Output.count(report.conflictCount, "conflict")) settled; clock \(report.clock)")
             let after = try alice.current().board
             guard after == (try bob.current().board) else { throw StoreError.failed("the copies did not converge") }
             print(TerminalPicture.render(after, columns: min(width, 100), colored: color))
