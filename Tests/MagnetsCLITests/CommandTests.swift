@@ -1,60 +1,39 @@
 import Foundation
-import GRDB
 import Testing
 
 /// Every local command through the built binary, in a fresh folder: what it does when it works,
 /// and — for each way it can fail — a one-line `error:`, the right exit status, and a file left
 /// byte-for-byte as it was (no WAL or journal left beside it either).
 @Suite("Local commands through the binary")
-struct CommandTests {
+struct CommandTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-cmd")
-    var dir: String { scratch.path }
 
-    /// Runs the binary in `dir` with exactly `environment` (plus PATH).
-    @discardableResult
-    func run(_ args: [String], environment: [String: String] = ["MAGNETS_USER": "tester"]) -> WritersTests.Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: SyncCrashTests.binary)
-        process.arguments = args
-        process.currentDirectoryURL = URL(fileURLWithPath: dir)
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        do { try process.run() } catch { return WritersTests.Run(status: -1, stdout: "", stderr: "\(error)") }
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return WritersTests.Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                                stderr: String(decoding: e, as: UTF8.self))
-    }
+    // MARK: - Boards and checks the tests share
 
-    @discardableResult
-    func run(_ args: String...) -> WritersTests.Run { run(args) }
-
-    func object(_ text: String) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-    }
-
-    func list(_ text: String) -> [[String: Any]] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] ?? []
-    }
-
-    /// Every file in the folder with its bytes.
-    func snapshot() -> [String: Data] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-        return Dictionary(uniqueKeysWithValues: names.map { ($0, (try? Data(contentsOf: URL(fileURLWithPath: dir + "/" + $0))) ?? Data()) })
+    /// A board with a finite and an unlimited tile, a zone, a boundary and three magnets:
+    /// main-5 'A' (the last A), main-6 and main-7 both 'C'.
+    func prepared() {
+        #expect(magnets("init", "--replica", "main", "--name", "fridge").status == 0)
+        magnets("tray", "add", "AB", "--count", "1")
+        magnets("tray", "add", "C", "--unlimited", "--color", "blue")
+        magnets("pull", "A", "--to", "100,100")
+        magnets("pull", "C", "--color", "blue", "--to", "300,300")
+        magnets("pull", "C", "--color", "blue", "--to", "400,300")
+        magnets("zone", "add", "slot", "--rect", "500,100,60,60", "--accepts", "blue")
+        magnets("boundary", "add", "shelf", "--from", "0,600", "--to", "1000,600")
+        #expect(magnets("check").status == 0)
     }
 
     /// Runs a command that must fail with `status`, its first stderr line an `error:` holding
     /// `words`, and the folder — every file's bytes, and which files exist — unchanged.
     func refused(_ args: [String], status: Int32, _ words: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
-        let before = snapshot()
-        let result = run(args)
-        let first = result.stderr.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let before = scratch.snapshot()
+        let result = magnets(args)
+        let first = result.firstErrorLine
         #expect(result.status == status, "\(args): exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
         #expect(first.hasPrefix("error: ") && (words.isEmpty || first.contains(words)), "\(args): \(result.stderr)", sourceLocation: sourceLocation)
         #expect(result.stdout.isEmpty, "\(args) printed \(result.stdout)", sourceLocation: sourceLocation)
-        let after = snapshot()
+        let after = scratch.snapshot()
         #expect(Set(after.keys) == Set(before.keys), "\(args): files \(before.keys.sorted()) became \(after.keys.sorted())",
                 sourceLocation: sourceLocation)
         for (name, bytes) in before where after[name] != bytes {
@@ -62,193 +41,204 @@ struct CommandTests {
         }
     }
 
-    /// A board with a finite and an unlimited tile, a zone, a boundary and three magnets:
-    /// main-5 'A' (the last A), main-6 and main-7 both 'C'.
-    func prepared() {
-        #expect(run("init", "--replica", "main", "--name", "fridge").status == 0)
-        run("tray", "add", "AB", "--count", "1")
-        run("tray", "add", "C", "--unlimited", "--color", "blue")
-        run("pull", "A", "--to", "100,100")
-        run("pull", "C", "--color", "blue", "--to", "300,300")
-        run("pull", "C", "--color", "blue", "--to", "400,300")
-        run("zone", "add", "slot", "--rect", "500,100,60,60", "--accepts", "blue")
-        run("boundary", "add", "shelf", "--from", "0,600", "--to", "1000,600")
-        #expect(run("check").status == 0)
-    }
-
     // MARK: - Every command, working
 
     @Test("init, tray, zones, boundaries, pull, move, return, resize, show and check, with their JSON")
     func everyCommand() throws {
-        let created = run("init", "--replica", "main", "--name", "fridge", "--width", "900", "--height", "650")
+        let created = magnets("init", "--replica", "main", "--name", "fridge", "--width", "900", "--height", "650")
         #expect(created.status == 0 && created.stdout.contains("board.magnets"))
         #expect(FileManager.default.fileExists(atPath: dir + "/board.magnets"))
 
-        #expect(run("tray", "add", "AB", "--count", "2").status == 0)
-        #expect(run("tray", "add", "C", "--unlimited", "--color", "blue", "--size", "30x40").status == 0)
-        let tray = list(run("tray", "list", "--json").stdout)
+        #expect(magnets("tray", "add", "AB", "--count", "2").status == 0)
+        #expect(magnets("tray", "add", "C", "--unlimited", "--color", "blue", "--size", "30x40").status == 0)
+        let tray = magnets("tray", "list", "--json").array
         #expect(tray.map { "\($0["letter"]!) \($0["color"]!) \($0["width"]!)x\($0["height"]!) \($0["remaining"]!)" }
                 == ["A red 40x50 2", "B red 40x50 2", "C blue 30x40 <null>"])
-        #expect(run("tray", "list").stdout.contains("unlimited"))
+        #expect(magnets("tray", "list").stdout.contains("unlimited"))
 
-        #expect(run("zone", "add", "slot", "--rect", "500,100,60,60", "--accepts", "blue").status == 0)
-        #expect(run("zone", "add", "bin", "--rect", "700,400,100,100", "--capacity", "3").status == 0)
-        let zones = list(run("zone", "list", "--json").stdout)
+        #expect(magnets("zone", "add", "slot", "--rect", "500,100,60,60", "--accepts", "blue").status == 0)
+        #expect(magnets("zone", "add", "bin", "--rect", "700,400,100,100", "--capacity", "3").status == 0)
+        let zones = magnets("zone", "list", "--json").array
         #expect(zones.map { $0["name"] as? String } == ["slot", "bin"])
         #expect(zones.map { $0["capacity"] as? Int } == [1, 3])
         #expect(zones.first?["accepts"] as? [String] == ["blue"])
         #expect(zones.last?["accepts"] is NSNull)
-        #expect(run("boundary", "add", "shelf", "--from", "0,600", "--to", "900,600").status == 0)
-        let boundaries = list(run("boundary", "list", "--json").stdout)
+        #expect(magnets("boundary", "add", "shelf", "--from", "0,600", "--to", "900,600").status == 0)
+        let boundaries = magnets("boundary", "list", "--json").array
         #expect(boundaries.first?["from"] as? [Double] == [0, 600] && boundaries.first?["to"] as? [Double] == [900, 600])
 
         // Pulls: a point, then a downward swipe: created where the swipe is recognised (202,-10,
         // clamped to y 20 for a 40-high tile), then dragged to the path's end.
-        let a = object(run("pull", "A", "--to", "100,100", "--json").stdout)
+        let a = magnets("pull", "A", "--to", "100,100", "--json").object
         #expect(a["op"] as? String == "main:8" && a["magnet"] as? String == "main-8")
-        let c = object(run("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300", "--json").stdout)
+        let c = magnets("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300", "--json").object
         #expect(c["magnet"] as? String == "main-9" && c["x"] as? Double == 205 && c["y"] as? Double == 300)
         let pulled = (c["events"] as? [[String: Any]])?.first
         #expect(pulled?["event"] as? String == "pulled" && pulled?["x"] as? Double == 202 && pulled?["y"] as? Double == 20)
-        run("return", "main-9")
-        #expect(run("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300").stdout
+        magnets("return", "main-9")
+        #expect(magnets("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300").stdout
                 == "main:11: pulled 'C' as main-11 at 202,20; main-11 now at 205,300\n")
 
         // Move by a unique letter into the zone: captured at its entry.
-        let captured = object(run("move", "C", "--to", "520,120", "--json").stdout)
+        let captured = magnets("move", "C", "--to", "520,120", "--json").object
         #expect(captured["zone"] as? String == "slot")
         #expect((captured["events"] as? [[String: Any]])?.contains { $0["event"] as? String == "capture" } == true)
         // The red A is refused by the blue-only zone and passes through it.
-        let passed = object(run("move", "main-8", "--to", "520,120", "--json").stdout)
+        let passed = magnets("move", "main-8", "--to", "520,120", "--json").object
         #expect(passed["zone"] is NSNull && passed["x"] as? Double == 520)
         // --by is relative: 520,720, clamped to y ≤ 650 − 25; the shelf at y 600 stops the
         // 50-high magnet with its centre 25 above it.
-        let stopped = object(run("move", "A", "--by", "0,600", "--json").stdout)
+        let stopped = magnets("move", "A", "--by", "0,600", "--json").object
         #expect(stopped["x"] as? Double == 520 && stopped["y"] as? Double == 575)
         #expect((stopped["events"] as? [[String: Any]])?.contains { $0["event"] as? String == "contact" && $0["boundary"] as? String == "shelf" } == true)
 
         // Return puts the tile back: A has 2 again.
-        #expect(run("return", "main-8").status == 0)
-        #expect(list(run("tray", "list", "--json").stdout).first?["remaining"] as? Int == 2)
+        #expect(magnets("return", "main-8").status == 0)
+        #expect(magnets("tray", "list", "--json").array.first?["remaining"] as? Int == 2)
 
         // Removing the zone frees its magnet; removing the boundary; resize re-clamps.
-        #expect(run("zone", "remove", "slot").status == 0)
-        #expect(run("boundary", "remove", "shelf").status == 0)
-        #expect(run("resize", "--width", "400", "--height", "200").status == 0)
-        let shown = object(run("show", "--json").stdout)
+        #expect(magnets("zone", "remove", "slot").status == 0)
+        #expect(magnets("boundary", "remove", "shelf").status == 0)
+        #expect(magnets("resize", "--width", "400", "--height", "200").status == 0)
+        let shown = magnets("show", "--json").object
         let board = shown["board"] as? [String: Any]
         #expect(board?["name"] as? String == "fridge" && board?["width"] as? Double == 400 && board?["replica"] as? String == "main")
-        let magnets = shown["magnets"] as? [[String: Any]] ?? []
-        #expect(magnets.count == 1)
+        let placed = shown["magnets"] as? [[String: Any]] ?? []
+        #expect(placed.count == 1)
         // C (30×40) sat at the slot's centre 530,130; clamped into 400×200: x ≤ 400 − 15.
-        #expect(magnets.first?["x"] as? Double == 385 && magnets.first?["y"] as? Double == 130 && magnets.first?["zone"] is NSNull)
+        #expect(placed.first?["x"] as? Double == 385 && placed.first?["y"] as? Double == 130 && placed.first?["zone"] is NSNull)
         #expect((shown["zones"] as? [[String: Any]])?.map { $0["name"] as? String } == ["bin"])
         #expect((shown["boundaries"] as? [Any])?.isEmpty == true)
         #expect(shown["clock"] as? [String: Int] == ["main": 18])
 
         // The plain picture: a frame, the letter, the listing; no escape codes off a terminal.
-        let picture = run(["show"], environment: ["COLUMNS": "60"]).stdout
+        let picture = magnets(["show"], environment: ["COLUMNS": "60"]).stdout
         #expect(!picture.contains("\u{1B}"))
         let lines = picture.split(separator: "\n")
         #expect(lines.first?.hasPrefix("┌") == true && lines.first?.count == 60)
         #expect(picture.contains("main-11") && picture.contains("bin") && picture.contains("unlimited"))
 
-        let check = object(run("check", "--json").stdout)
+        let check = magnets("check", "--json").object
         #expect(check["ops"] as? Int == 18 && check["clean"] as? Bool == true)
     }
 
     @Test("a drop onto a full zone says it passed over it")
     func passedOver() throws {
-        #expect(run("init", "--replica", "main").status == 0)
-        run("tray", "add", "A", "--unlimited")
-        run("zone", "add", "slot", "--rect", "100,100,60,60")
-        #expect(run("pull", "A", "--to", "130,130").stdout == "main:4: pulled 'A' as main-4 at 130,130; captured by zone 'slot' at 130,130\n")
-        #expect(run("pull", "A", "--to", "125,125").stdout == "main:5: pulled 'A' as main-5 at 125,125; passed over full zone 'slot'\n")
-        #expect(run("pull", "A", "--to", "500,500").stdout == "main:6: pulled 'A' as main-6 at 500,500\n")
-        #expect(run("move", "main-6", "--path", "130,130 130,400").stdout == "main:7: main-6 now at 130,400; passed over full zone 'slot'\n")
+        #expect(magnets("init", "--replica", "main").status == 0)
+        magnets("tray", "add", "A", "--unlimited")
+        magnets("zone", "add", "slot", "--rect", "100,100,60,60")
+        #expect(magnets("pull", "A", "--to", "130,130").stdout == "main:4: pulled 'A' as main-4 at 130,130; captured by zone 'slot' at 130,130\n")
+        #expect(magnets("pull", "A", "--to", "125,125").stdout == "main:5: pulled 'A' as main-5 at 125,125; passed over full zone 'slot'\n")
+        #expect(magnets("pull", "A", "--to", "500,500").stdout == "main:6: pulled 'A' as main-6 at 500,500\n")
+        #expect(magnets("move", "main-6", "--path", "130,130 130,400").stdout == "main:7: main-6 now at 130,400; passed over full zone 'slot'\n")
     }
 
     @Test("clone makes a copy under a new replica id that writes its own ops")
     func clone() throws {
         prepared()
-        #expect(run("clone", "board.magnets", "copy.magnets", "--replica", "bob").status == 0)
-        let copy = object(run("show", "--json", "-b", "copy.magnets").stdout)
-        let original = object(run("show", "--json").stdout)
+        #expect(magnets("clone", "board.magnets", "copy.magnets", "--replica", "bob").status == 0)
+        let copy = magnets("show", "--json", "-b", "copy.magnets").object
+        let original = magnets("show", "--json").object
         #expect((copy["board"] as? [String: Any])?["replica"] as? String == "bob")
         #expect((copy["board"] as? [String: Any])?["id"] as? String == (original["board"] as? [String: Any])?["id"] as? String)
         #expect((copy["magnets"] as? [[String: Any]])?.count == 3)
-        let moved = object(run("move", "main-5", "--to", "10,10", "--json", "-b", "copy.magnets").stdout)
+        let moved = magnets("move", "main-5", "--to", "10,10", "--json", "-b", "copy.magnets").object
         #expect(moved["op"] as? String == "bob:1")
         refused(["clone", "board.magnets", "copy.magnets", "--replica", "carol"], status: 1, "already exists")
         refused(["clone", "board.magnets", "other.magnets", "--replica", "main"], status: 1, "main")
     }
-
-    @Test("--board, MAGNETS_BOARD and the default file; --as, MAGNETS_USER and the author of each op")
-    func boardAndAuthor() throws {
-        #expect(run(["init", "--replica", "r"], environment: ["MAGNETS_BOARD": "env.magnets", "MAGNETS_USER": "erin"]).status == 0)
-        #expect(FileManager.default.fileExists(atPath: dir + "/env.magnets"))
-        #expect(!FileManager.default.fileExists(atPath: dir + "/board.magnets"))
-        run(["tray", "add", "Q", "--unlimited", "-b", "env.magnets", "--as", "frank"], environment: ["MAGNETS_USER": "erin"])
-        run(["pull", "Q", "--to", "50,50"], environment: ["MAGNETS_BOARD": "env.magnets", "MAGNETS_USER": "erin"])
+    @Test("--board, MAGNETS_BOARD and the default file: the environment names the board, -b wins over it")
+    func boardChoice() throws {
+        #expect(magnets(["init", "--replica", "r"], environment: ["MAGNETS_BOARD": "env.magnets"]).status == 0)
+        #expect(scratch.names() == ["env.magnets"])
+        #expect(magnets("tray", "add", "Q", "--unlimited", "-b", "env.magnets").status == 0)
+        #expect(magnets(["pull", "Q", "--to", "50,50"], environment: ["MAGNETS_BOARD": "env.magnets"]).status == 0)
         // -b wins over the environment.
-        #expect(run(["init", "--replica", "s", "-b", "flag.magnets"], environment: ["MAGNETS_BOARD": "env.magnets"]).status == 0)
-        let history = list(run(["history", "--format", "json", "-b", "env.magnets"]).stdout)
-        #expect(history.map { $0["author"] as? String } == ["erin", "frank", "erin"])
+        #expect(magnets(["init", "--replica", "s", "-b", "flag.magnets"], environment: ["MAGNETS_BOARD": "env.magnets"]).status == 0)
+        #expect(scratch.names() == ["env.magnets", "flag.magnets"])
+        let kinds = { (file: String) in self.magnets("history", "--format", "json", "-b", file).array.map { $0["kind"] as? String } }
+        #expect(kinds("env.magnets") == ["board.create", "tray.add", "magnet.pull"])
+        #expect(kinds("flag.magnets") == ["board.create"])
     }
 
-    @Test("show draws in colour on a terminal and respects NO_COLOR",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
-    func colour() throws {
-        prepared()
-        func onTerminal(_ environment: String) -> String {
-            run(["-qec", "\(environment) \(SyncCrashTests.binary) show", "/dev/null"], viaScript: true).stdout
-        }
-        let coloured = onTerminal("env -u NO_COLOR")
-        #expect(coloured.contains("\u{1B}["))
-        #expect(coloured.contains("main-6"))
-        let plain = onTerminal("env NO_COLOR=1")
-        #expect(plain.contains("main-6") && !plain.contains("\u{1B}["))
+    @Test("the author is --as, else MAGNETS_USER, else the file's replica id — not the login name")
+    func author() {
+        let noUser = ["USER": "root", "LOGNAME": "root"]
+        #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice", environment: noUser).status == 0)
+        #expect(magnets("tray", "add", "A", "--unlimited", "-b", "alice.magnets", environment: noUser).status == 0)
+        #expect(magnets("pull", "A", "--to", "100,100", "-b", "alice.magnets", environment: ["USER": "root", "MAGNETS_USER": "erin"]).status == 0)
+        #expect(magnets("pull", "A", "--to", "200,100", "-b", "alice.magnets", "--as", "frank", environment: ["MAGNETS_USER": "erin"]).status == 0)
+        let authors = magnets("history", "--format", "json", "-b", "alice.magnets").array.map { $0["author"] as? String }
+        #expect(authors == ["alice", "alice", "erin", "frank"])
     }
 
-    /// Runs `script` (which gives the command a terminal) instead of the binary.
-    private func run(_ args: [String], viaScript: Bool) -> WritersTests.Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = args
-        process.currentDirectoryURL = URL(fileURLWithPath: dir)
-        process.environment = ["PATH": "/usr/bin:/bin", "TERM": "xterm", "MAGNETS_USER": "tester"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return WritersTests.Run(status: -1, stdout: "", stderr: "\(error)") }
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return WritersTests.Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: "")
+    // MARK: - Naming magnets and tiles
+
+    @Test("a shortened id cuts the replica part only: a-12 and ali-3 resolve, al-3 lists alice-3 and alex-3, alice-1 never means alice-12")
+    func shortenedIDs() {
+        #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice").status == 0)
+        #expect(magnets("tray", "add", "A", "--unlimited", "-b", "alice.magnets").status == 0)
+        for i in 3...12 { #expect(magnets("pull", "A", "-b", "alice.magnets", "--to", "\(i * 60),100").status == 0) }
+        #expect(magnets("clone", "alice.magnets", "alex.magnets", "--replica", "alex").status == 0)
+        for i in 1...3 { #expect(magnets("pull", "A", "-b", "alex.magnets", "--to", "\(i * 60),400").status == 0) }
+        #expect(magnets("sync", "alice.magnets", "alex.magnets").status == 0)
+
+        let before = scratch.bytes("alice.magnets")
+        let wrong = magnets("move", "alice-1", "--to", "500,500", "-b", "alice.magnets")
+        #expect(wrong.status == 1)
+        #expect(wrong.firstErrorLine.hasPrefix("error: no magnet 'alice-1' on this board (magnets: alex-1 'A'"), "\(wrong.stderr)")
+        #expect(scratch.bytes("alice.magnets") == before)
+
+        let both = magnets("move", "al-3", "--to", "500,500", "-b", "alice.magnets")
+        #expect(both.status == 1)
+        #expect(both.firstErrorLine == "error: 'al-3' could be any of several magnets: alex-3 'A', alice-3 'A'", "\(both.stderr)")
+
+        let short = magnets("move", "a-12", "--to", "500,500", "-b", "alice.magnets", "--json")
+        #expect(short.status == 0 && short.object["magnet"] as? String == "alice-12", "\(short.stderr)")
+        let prefix = magnets("move", "ali-3", "--to", "500,600", "-b", "alice.magnets", "--json")
+        #expect(prefix.status == 0 && prefix.object["magnet"] as? String == "alice-3", "\(prefix.stderr)")
+        let noNumber = magnets("move", "alic", "--to", "500,600", "-b", "alice.magnets")
+        #expect(noNumber.status == 1 && noNumber.firstErrorLine.hasPrefix("error: no magnet 'alic'"))
     }
 
-    /// Runs SQL on a file with SQLite directly, as another program would.
-    func sqlite(_ path: String, _ sql: String) throws {
-        let db = try DatabaseQueue(path: path)
-        try db.writeWithoutTransaction { try $0.execute(sql: sql) }
-        try db.close()
+    @Test("pull O with only a green O takes it; with a green and a blue O it lists both; with none it lists the tiles")
+    func pullWithoutColor() {
+        #expect(magnets("init", "--replica", "alice").status == 0)
+        #expect(magnets("tray", "add", "O", "--color", "green").status == 0)
+        #expect(magnets("tray", "add", "A").status == 0)
+        let one = magnets("pull", "O", "--to", "100,100", "--json")
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(magnets("show", "--json").stdout.contains("\"green\""))
+        #expect(magnets("tray", "add", "O", "--color", "blue").status == 0)
+        let before = scratch.bytes("board.magnets")
+        let several = magnets("pull", "O", "--to", "200,100")
+        #expect(several.status == 1)
+        #expect(several.firstErrorLine == "error: several tiles bear 'O': 'O' green, 'O' blue; say which with --color", "\(several.stderr)")
+        let none = magnets("pull", "Z", "--to", "200,100")
+        #expect(none.status == 1)
+        #expect(none.firstErrorLine == "error: no 'Z' tile in the tray (tiles: 'O' green, 'A' red, 'O' blue)", "\(none.stderr)")
+        #expect(scratch.bytes("board.magnets") == before)
+        #expect(magnets("pull", "O", "--color", "blue", "--to", "200,100").status == 0)
     }
+
+    // MARK: - check
 
     @Test("check finds derived state that disagrees with the log; --repair mends it")
     func checkAndRepair() throws {
         prepared()
-        try sqlite(dir + "/board.magnets", "update magnet set x = 999; update tile set remaining = 7 where letter = 'A'")
-        let before = snapshot()
-        let check = run("check", "--json")
+        try scratch.sql("board.magnets", "update magnet set x = 999; update tile set remaining = 7 where letter = 'A'")
+        let before = scratch.snapshot()
+        let check = magnets("check", "--json")
         #expect(check.status == 1)
-        let report = object(check.stdout)
+        let report = check.object
         #expect(report["clean"] as? Bool == false)
         let problems = (report["problems"] as? [String] ?? []).joined(separator: "\n")
         #expect(problems.contains("main-5") && problems.contains("tray"), "\(problems)")
-        #expect(snapshot() == before, "check without --repair wrote")
-        #expect(run("check", "--repair").status == 0)
-        #expect(run("check").status == 0)
-        let magnets = object(run("show", "--json").stdout)["magnets"] as? [[String: Any]]
-        #expect(magnets?.map { $0["x"] as? Double } == [100, 300, 400])
+        #expect(scratch.snapshot() == before, "check without --repair wrote")
+        #expect(magnets("check", "--repair").status == 0)
+        #expect(magnets("check").status == 0)
+        let shownMagnets = magnets("show", "--json").object["magnets"] as? [[String: Any]]
+        #expect(shownMagnets?.map { $0["x"] as? Double } == [100, 300, 400])
     }
 
     // MARK: - Every way to fail writes nothing
@@ -271,15 +261,6 @@ struct CommandTests {
         refused(args, status: 64)
     }
 
-    @Test("help is printed and succeeds, for the tool and for each command",
-          arguments: [["--help"], ["help"], ["move", "--help"], ["help", "sync"], ["zone", "add", "-h"], ["tray"]])
-    func help(args: [String]) throws {
-        let result = run(args)
-        #expect(result.status == 0, "\(args): \(result.stderr)")
-        #expect(result.stdout.contains("USAGE: magnets") && result.stderr.isEmpty, "\(args): \(result.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
-    }
-
     @Test("a bad value says what was expected")
     func badValueExplained() throws {
         prepared()
@@ -292,12 +273,12 @@ struct CommandTests {
     @Test("values may start with a minus: --by -10,5, --to -20,300, a boundary from -5,0; --limit -5 is refused as a number")
     func negativeValues() throws {
         prepared()
-        let by = run("move", "main-5", "--by", "-10,5", "--json")
+        let by = magnets("move", "main-5", "--by", "-10,5", "--json")
         #expect(by.status == 0, "\(by.stderr)")
         #expect(by.stdout.contains("\"x\": 90,") && by.stdout.contains("\"y\": 105,"), "\(by.stdout)")
-        let to = run("move", "main-5", "--to", "-20,300")
+        let to = magnets("move", "main-5", "--to", "-20,300")
         #expect(to.status == 0 && to.stdout.contains("now at 20,300"), "\(to.stdout)\(to.stderr)") // clamped: half its width
-        #expect(run("boundary", "add", "ramp", "--from", "-5,0", "--to", "10,-3").status == 0)
+        #expect(magnets("boundary", "add", "ramp", "--from", "-5,0", "--to", "10,-3").status == 0)
         refused(["history", "--limit", "-5"], status: 64, "--limit must be at least 1")
         refused(["resize", "--width", "-300", "--height", "5"], status: 64, "expected a number from 1 to 100000")
     }
@@ -327,7 +308,7 @@ struct CommandTests {
                       ["check"], ["check", "--repair"], ["history"], ["conflicts"], ["zone", "list"], ["render", "--svg", "x.svg"]])
     func missingFile(args: [String]) throws {
         refused(args + ["-b", "gone.magnets"], status: 1, "does not exist")
-        let result = run(args + ["-b", "gone.magnets"])
+        let result = magnets(args + ["-b", "gone.magnets"])
         #expect(result.stderr.contains("magnets init"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/gone.magnets"))
         #expect(!FileManager.default.fileExists(atPath: dir + "/x.svg"))
@@ -356,7 +337,7 @@ struct CommandTests {
         for (name, bytes) in Self.strangers {
             let file = dir + "/stranger.magnets"
             try bytes.write(to: URL(fileURLWithPath: file))
-            let result = run(args + ["-b", "stranger.magnets"])
+            let result = magnets(args + ["-b", "stranger.magnets"])
             #expect(result.status == 1, "\(name) \(args): exit \(result.status) \(result.stderr)")
             #expect(result.stderr.hasPrefix("error: "), "\(name) \(args): \(result.stderr)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == bytes, "\(name) changed by \(args)")
@@ -368,13 +349,49 @@ struct CommandTests {
           arguments: [["show"], ["tray", "add", "A"], ["check", "--repair"], ["history", "--format", "csv"], ["init"]])
     func anotherDatabase(args: [String]) throws {
         // One with a `meta` table (as a board has) and one without.
-        try sqlite(dir + "/notes.db", """
+        try scratch.sql("notes.db", """
             pragma journal_mode=wal; create table note(id integer primary key, body text);
             insert into note(body) values ('hello'); create table meta(key text, value text);
             """)
-        try sqlite(dir + "/plain.db", "create table note(id integer primary key, body text); insert into note(body) values ('hi')")
+        try scratch.sql("plain.db", "create table note(id integer primary key, body text); insert into note(body) values ('hi')")
         for name in ["notes.db", "plain.db"] {
             refused(args + ["-b", name], status: 1, args == ["init"] ? "already exists" : "not a magnets board (it is an SQLite database of something else)")
         }
+    }
+
+    @Test("a forgotten -b with board files in the folder names them and shows the command with -b")
+    func forgottenBoard() {
+        #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice").status == 0)
+        #expect(magnets("init", "-b", "bob.magnets", "--replica", "bob").status == 0)
+        let run = magnets("zone", "list")
+        #expect(run.status == 1)
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == "error: ./board.magnets does not exist (it is the board used when no -b is given)")
+        #expect(lines.dropFirst().first == "hint: board files here: alice.magnets, bob.magnets — name one with -b, as in magnets zone list -b alice.magnets, or set MAGNETS_BOARD")
+        // With no board file around, the advice is to create one.
+        let empty = ScratchFolder("magnets-empty")
+        let none = empty.magnets("zone", "list")
+        #expect(none.status == 1 && none.firstErrorLine.contains("create it with 'magnets init"))
+    }
+
+    @Test("the command line accepts exactly what the core's rules accept: each limit taken, just past it a usage error before the file is opened",
+          arguments: [
+            (["pull", "A", "--to", "1000000,-1000000"], ["pull", "A", "--to", "1000000.5,0"]),
+            (["pull", "A", "--path", "0,-40 0,-10 -1000000,5"], ["pull", "A", "--path", "0,-40 0,nan"]),
+            (["zone", "add", "z", "--rect", "-1000000,0,2000000,0.5"], ["zone", "add", "z", "--rect", "0,0,2000001,5"]),
+            (["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000000"], ["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000001"]),
+            (["tray", "add", "Q", "--size", "1000x1"], ["tray", "add", "Q", "--size", "1000x0.5"]),
+            (["tray", "add", "R", "--count", "1000000000"], ["tray", "add", "R", "--count", "1000000001"]),
+            (["resize", "--width", "100000", "--height", "1"], ["resize", "--width", "100000.5", "--height", "1"]),
+          ])
+    func limits(_ good: [String], _ bad: [String]) {
+        #expect(magnets("init", "--replica", "alice").status == 0)
+        #expect(magnets("tray", "add", "A", "--unlimited").status == 0)
+        let before = scratch.bytes("board.magnets")
+        let refused = magnets(bad)
+        #expect(refused.status == 64 && refused.firstErrorLine.hasPrefix("error: "), "\(bad): \(refused.stderr)")
+        #expect(scratch.bytes("board.magnets") == before)
+        let taken = magnets(good)
+        #expect(taken.status == 0, "\(good): \(taken.stderr)")
     }
 }

@@ -5,7 +5,8 @@ import Testing
 /// migrations run, each in one transaction) and then reads exactly as it did before: the same
 /// history, the same board, `check` clean, and it goes on taking ops and syncing.
 @Suite("Files of older formats")
-struct FormatMigrationTests {
+struct FormatMigrationTests: ScratchSuite {
+    let scratch = ScratchFolder("magnets-format")
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path
 
     func json(_ text: String) -> NSObject? {
@@ -14,39 +15,38 @@ struct FormatMigrationTests {
 
     @Test("a format-1 file reads as it did: the same history and board, check clean; it takes new ops and syncs")
     func format1() throws {
-        let commands = CommandTests()
         let source = Self.fixtures + "/format1/"
-        try FileManager.default.copyItem(atPath: source + "a.magnets", toPath: commands.dir + "/a.magnets")
-        let before = try Data(contentsOf: URL(fileURLWithPath: commands.dir + "/a.magnets"))
+        try FileManager.default.copyItem(atPath: source + "a.magnets", toPath: dir + "/a.magnets")
+        let before = try Data(contentsOf: URL(fileURLWithPath: dir + "/a.magnets"))
 
-        let history = commands.run("history", "--format", "json", "-b", "a.magnets")
+        let history = magnets("history", "--format", "json", "-b", "a.magnets")
         #expect(history.status == 0, "\(history.stderr)")
         let oldHistory = try String(contentsOfFile: source + "a.history.json", encoding: .utf8)
         #expect(json(history.stdout) != nil && json(history.stdout) == json(oldHistory))
 
-        let show = commands.run("show", "--json", "-b", "a.magnets")
+        let show = magnets("show", "--json", "-b", "a.magnets")
         #expect(show.status == 0, "\(show.stderr)")
         let oldShow = try String(contentsOfFile: source + "a.show.json", encoding: .utf8)
         #expect(json(show.stdout) != nil && json(show.stdout) == json(oldShow))
 
         // It was rewritten (the new layout is smaller or at least different), and checks clean.
-        #expect(try Data(contentsOf: URL(fileURLWithPath: commands.dir + "/a.magnets")) != before)
-        let check = commands.run("check", "-b", "a.magnets")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/a.magnets")) != before)
+        let check = magnets("check", "-b", "a.magnets")
         #expect(check.status == 0 && check.stdout.contains("27 ops"), "\(check.stdout)\(check.stderr)")
 
         // New ops after old ones, and a sync with a fresh clone, as with any file.
-        #expect(commands.run("move", "alice-12", "--to", "300,300", "-b", "a.magnets", "--as", "alice").status == 0)
-        #expect(commands.run("clone", "a.magnets", "c.magnets", "--replica", "carol").status == 0)
-        #expect(commands.run("move", "alice-12", "--to", "310,200", "-b", "c.magnets", "--as", "carol").status == 0)
-        #expect(commands.run("move", "bob-3", "--to", "200,200", "-b", "a.magnets", "--as", "alice").status == 0)
-        let sync = commands.run("sync", "a.magnets", "c.magnets")
+        #expect(magnets("move", "alice-12", "--to", "300,300", "-b", "a.magnets", "--as", "alice").status == 0)
+        #expect(magnets("clone", "a.magnets", "c.magnets", "--replica", "carol").status == 0)
+        #expect(magnets("move", "alice-12", "--to", "310,200", "-b", "c.magnets", "--as", "carol").status == 0)
+        #expect(magnets("move", "bob-3", "--to", "200,200", "-b", "a.magnets", "--as", "alice").status == 0)
+        let sync = magnets("sync", "a.magnets", "c.magnets")
         #expect(sync.status == 0, "\(sync.stderr)")
         for file in ["a.magnets", "c.magnets"] {
-            #expect(commands.run("check", "-b", file).status == 0)
+            #expect(magnets("check", "-b", file).status == 0)
         }
         // The same board on both, apart from whose file it is.
         func board(_ file: String) -> String {
-            commands.run("show", "--json", "-b", file).stdout.split(separator: "\n").filter { !$0.contains("\"replica\"") }.joined(separator: "\n")
+            magnets("show", "--json", "-b", file).stdout.split(separator: "\n").filter { !$0.contains("\"replica\"") }.joined(separator: "\n")
         }
         #expect(board("a.magnets").contains("\"alice-12\"") && board("a.magnets") == board("c.magnets"))
     }

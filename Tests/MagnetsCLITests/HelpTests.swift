@@ -5,9 +5,8 @@ import Testing
 /// type them and said once, shared options only where they mean something, file names and
 /// magnet ids offered.
 @Suite("Help and completion")
-struct HelpTests {
+struct HelpTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-help")
-    var dir: String { scratch.path }
 
     /// Every command that runs, by the words that name it.
     static let commands: [[String]] = [
@@ -31,7 +30,7 @@ struct HelpTests {
     @Test("every command's help has a one-line example, no Swift internals, each default once, and only the shared options it uses",
           arguments: HelpTests.commands)
     func help(_ words: [String]) {
-        let run = BinaryRun.magnets(words + ["--help"], in: dir)
+        let run = magnets(words + ["--help"])
         let name = words.joined(separator: " ")
         #expect(run.status == 0)
         let lines = run.stdout.split(separator: "\n").map(String.init)
@@ -49,16 +48,25 @@ struct HelpTests {
         #expect(shown == HelpTests.shared[name], "\(name): \(usage)")
     }
 
+    @Test("help is printed and succeeds, for the tool and for each command",
+          arguments: [["--help"], ["help"], ["move", "--help"], ["help", "sync"], ["zone", "add", "-h"], ["tray"]])
+    func helpForms(args: [String]) throws {
+        let result = magnets(args)
+        #expect(result.status == 0, "\(args): \(result.stderr)")
+        #expect(result.stdout.contains("USAGE: magnets") && result.stderr.isEmpty, "\(args): \(result.stdout)")
+        #expect(scratch.names().isEmpty)
+    }
+
     @Test("init --help shows its defaults as typed: 1000 and 700, not SideArgument(value: 1000.0); tray add shows 40x50")
     func defaults() {
-        let initHelp = BinaryRun.magnets(["init", "--help"], in: dir).stdout
+        let initHelp = magnets(["init", "--help"]).stdout
         #expect(initHelp.contains("(default: 1000)") && initHelp.contains("(default: 700)"))
-        #expect(BinaryRun.magnets(["tray", "add", "--help"], in: dir).stdout.contains("(default: 40x50)"))
+        #expect(magnets(["tray", "add", "--help"]).stdout.contains("(default: 40x50)"))
     }
 
     @Test("completion offers .magnets files after -b and for sync, any file for ops import, and the board's magnets for move")
     func completion() {
-        let bash = BinaryRun.magnets(["--generate-completion-script", "bash"], in: dir).stdout
+        let bash = magnets(["--generate-completion-script", "bash"]).stdout
         func body(_ function: String) -> String {
             guard let start = bash.range(of: "\n\(function)() {") else { return "" }
             let rest = bash[start.upperBound...]
@@ -69,16 +77,16 @@ struct HelpTests {
         #expect(body("_magnets_ops_import").contains("__magnets_add_completions -f"))
         #expect(body("_magnets_move").contains("---completion move -- positional@0"))
 
-        #expect(BinaryRun.magnets(["init", "--replica", "alice"], in: dir).status == 0)
-        #expect(BinaryRun.magnets(["tray", "add", "AB"], in: dir).status == 0)
-        #expect(BinaryRun.magnets(["pull", "A", "--to", "100,100"], in: dir).status == 0)
-        #expect(BinaryRun.magnets(["pull", "B", "--to", "300,100"], in: dir).status == 0)
-        let all = BinaryRun.magnets(["---completion", "move", "--", "positional@0", "2", "0", "magnets", "move", ""], in: dir)
+        #expect(magnets(["init", "--replica", "alice"]).status == 0)
+        #expect(magnets(["tray", "add", "AB"]).status == 0)
+        #expect(magnets(["pull", "A", "--to", "100,100"]).status == 0)
+        #expect(magnets(["pull", "B", "--to", "300,100"]).status == 0)
+        let all = magnets(["---completion", "move", "--", "positional@0", "2", "0", "magnets", "move", ""])
         #expect(all.stdout.split(separator: "\n") == ["alice-4", "alice-5", "A", "B"], "\(all.stdout) \(all.stderr)")
         // The board named by -b, wherever it stands.
-        #expect(BinaryRun.magnets(["clone", "board.magnets", "bob.magnets", "--replica", "bob"], in: dir).status == 0)
-        #expect(BinaryRun.magnets(["return", "A", "-b", "bob.magnets"], in: dir).status == 0)
-        let named = BinaryRun.magnets(["---completion", "return", "--", "positional@0", "2", "0", "magnets", "return", "", "-b", "bob.magnets"], in: dir)
+        #expect(magnets(["clone", "board.magnets", "bob.magnets", "--replica", "bob"]).status == 0)
+        #expect(magnets(["return", "A", "-b", "bob.magnets"]).status == 0)
+        let named = magnets(["---completion", "return", "--", "positional@0", "2", "0", "magnets", "return", "", "-b", "bob.magnets"])
         #expect(named.stdout.split(separator: "\n") == ["alice-5", "B"], "\(named.stdout) \(named.stderr)")
     }
 

@@ -6,18 +6,8 @@ import MagnetsStore
 /// Kills `magnets sync` with SIGKILL at random moments: each file must then open, check clean,
 /// and hold either its ops from before the sync or all of them (one transaction per file).
 @Suite("Sync survives SIGKILL")
-struct SyncCrashTests {
-    /// The `magnets` binary built beside the test bundle.
-    static var binary: String {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("magnets").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/magnets").path
-    }
+struct SyncCrashTests: ScratchSuite {
+    let scratch = ScratchFolder("magnets-crash")
 
     /// A bundle of `count` moves by `replica` of the file's magnets, concurrent with other copies.
     static func moveBundle(_ count: Int, replica: String, on file: BoardFile, seed: UInt64, to path: String) throws {
@@ -68,17 +58,8 @@ struct SyncCrashTests {
         return (base, a, b)
     }
 
-    /// A fresh folder, removed by the caller.
-    static func scratch(_ name: String) throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-\(name)-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
     @Test("a sync whose window is merged on two threads (over 20,000 ops), its ops moved in, leaves equal logs and clean files")
     func twoThreadWindow() throws {
-        let dir = try Self.scratch("window")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let (base, a, b) = try Self.twoCopies(in: dir, magnets: 40, interval: 4096, wall: true, moves: (11_000, 10_500))
         let report = try BoardFile.sync(a, b)
         #expect(report.intoA == 10_500 && report.intoB == 11_000)
@@ -96,10 +77,8 @@ struct SyncCrashTests {
         #expect(try a.check().isClean && b.check().isClean)
     }
 
-    @Test("20 syncs killed at random moments leave each file before or after, and clean")
+    @Test("syncs killed at random moments, and one killed as it reports, leave each file before or after, and clean")
     func killedSyncs() throws {
-        let dir = try Self.scratch("crash")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         // Two copies of a 60-magnet board, each with 3,000 concurrent moves.
         let (base, a, b) = try Self.twoCopies(in: dir, magnets: 60, interval: 256, wall: false, moves: (3000, 3000))
         let common = try base.current().opCount
@@ -110,45 +89,42 @@ struct SyncCrashTests {
         try FileManager.default.copyItem(atPath: dir + "/a.magnets", toPath: dir + "/ta.magnets")
         try FileManager.default.copyItem(atPath: dir + "/b.magnets", toPath: dir + "/tb.magnets")
         let start = Date()
-        let full = Process()
-        full.executableURL = URL(fileURLWithPath: Self.binary)
-        full.arguments = ["sync", dir + "/ta.magnets", dir + "/tb.magnets"]
-        try full.run()
-        full.waitUntilExit()
-        #expect(full.terminationStatus == 0)
+        let full = magnets("sync", "ta.magnets", "tb.magnets")
+        #expect(full.status == 0, "\(full.stderr)")
         let duration = Date().timeIntervalSince(start)
         let after = try BoardFile.open(dir + "/ta.magnets").current().opCount
         #expect(after == beforeA + beforeB - common)
 
         var outcomes: [String: Int] = [:]
-        // 20 kills spread from the very start to just past the usual end; when the machine is
-        // busy (other tests run alongside) a sync can take longer than the one timed above, so
-        // up to 10 more kills come later and later until one lands after the commit.
-        for round in 0..<30 {
-            if round >= 20 && outcomes["after", default: 0] > 0 { break }
-            let (ra, rb) = (dir + "/r\(round)a.magnets", dir + "/r\(round)b.magnets")
-            try FileManager.default.copyItem(atPath: dir + "/a.magnets", toPath: ra)
-            try FileManager.default.copyItem(atPath: dir + "/b.magnets", toPath: rb)
-            let sync = Process()
-            sync.executableURL = URL(fileURLWithPath: Self.binary)
-            sync.arguments = ["sync", ra, rb]
-            sync.standardOutput = FileHandle.nullDevice
-            sync.standardError = FileHandle.nullDevice
-            try sync.run()
-            // Spread the kills from the very start to just past the usual end.
-            let stretch = round < 20 ? Double(round) / 19 * 1.1 : 1.1 * Double(round - 18)
-            usleep(UInt32(stretch * duration * 1_000_000))
-            kill(sync.processIdentifier, SIGKILL)
-            sync.waitUntilExit()
-            for (path, before) in [(ra, beforeA), (rb, beforeB)] {
+        // Rounds 0…19 kill at moments spread from the very start (round 0: at once, so before
+        // the sync has done anything) to just past the usual end: the sleep is the point here —
+        // a kill at an arbitrary moment — not a way to order two events. Round 20 orders its
+        // kill by a handshake instead: it waits for the sync's report line, which is printed
+        // only once both files have committed, then kills, so one kill surely lands after.
+        for round in 0...20 {
+            let (ra, rb) = ("r\(round)a.magnets", "r\(round)b.magnets")
+            try FileManager.default.copyItem(atPath: dir + "/a.magnets", toPath: scratch.file(ra))
+            try FileManager.default.copyItem(atPath: dir + "/b.magnets", toPath: scratch.file(rb))
+            let sync = scratch.start(["sync", ra, rb])
+            if round < 20 {
+                if round > 0 { usleep(UInt32(Double(round) / 19 * 1.1 * duration * 1_000_000)) }
+            } else {
+                let report = sync.line()
+                #expect(report?.hasPrefix("gave \(ra) ") == true, "\(report ?? "no report")")
+            }
+            sync.kill()
+            _ = sync.wait()
+            for (path, before) in [(scratch.file(ra), beforeA), (scratch.file(rb), beforeB)] {
                 let file = try BoardFile.open(path)
                 let count = try file.current().opCount
                 #expect(count == before || count == after, "\(path): \(count) ops, neither \(before) nor \(after)")
                 #expect(try file.check().isClean)
                 outcomes[count == before ? "before" : "after", default: 0] += 1
+                if round == 0 { #expect(count == before, "killed at once, yet \(path) took the ops") }
+                if round == 20 { #expect(count == after, "killed after its report, yet \(path) lacks the ops") }
                 try file.close()
             }
-            for p in [ra, rb] { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: p + s) } }
+            for p in [ra, rb] { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch.file(p + s)) } }
         }
         // Both kinds of ending were seen: the kills really landed mid-way and after.
         #expect(outcomes["before", default: 0] > 0)

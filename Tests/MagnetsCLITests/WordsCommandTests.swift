@@ -4,22 +4,14 @@ import Testing
 /// `magnets words` (SPEC §10) through the binary: text and JSON, `--at`, `--dict`, and the same
 /// words on both files after a sync.
 @Suite("magnets words through the binary")
-struct WordsCommandTests {
+struct WordsCommandTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-words")
-    var dir: String { scratch.path }
 
-    @discardableResult
-    func run(_ args: String...) -> WritersTests.Run { WritersTests.run(args, in: dir) }
-
-    func must(_ args: String..., sourceLocation: SourceLocation = #_sourceLocation) {
-        let result = WritersTests.run(args, in: dir)
-        #expect(result.status == 0, "\(args): \(result.stderr)", sourceLocation: sourceLocation)
-    }
-
+    /// `words --json ARGS`, nil when it fails or prints no JSON array.
     func words(_ args: String...) -> [[String: Any]]? {
-        let result = WritersTests.run(["words", "--json"] + args, in: dir)
+        let result = magnets(["words", "--json"] + args)
         guard result.status == 0 else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
+        return result.json as? [[String: Any]]
     }
 
     /// HELLO on one row (ops 3–7 are its pulls), HI on another, a lone Z.
@@ -42,12 +34,12 @@ struct WordsCommandTests {
         #expect(list.first?["magnets"] as? [String] == ["alice-8", "alice-9", "alice-10", "alice-11", "alice-12"])
         #expect(list.map { $0["x"] as? Double } == [100, 100] && list.map { $0["y"] as? Double } == [100, 300])
         #expect(list.allSatisfy { $0["known"] == nil })
-        let text = run("words", "-b", "a.magnets")
+        let text = magnets("words", "-b", "a.magnets")
         #expect(text.status == 0)
         #expect(text.stdout.split(separator: "\n") == ["HELLO  at 100,100  alice-8 alice-9 alice-10 alice-11 alice-12",
                                                        "HI  at 100,300  alice-13 alice-14"])
         // `show` lists them; `render --svg` underlines them.
-        #expect(run("show", "-b", "a.magnets").stdout.contains("\nwords: HELLO at 100,100 · HI at 100,300\n"))
+        #expect(magnets("show", "-b", "a.magnets").stdout.contains("\nwords: HELLO at 100,100 · HI at 100,300\n"))
         must("render", "--svg", "a.svg", "-b", "a.magnets")
         let svg = try String(contentsOfFile: dir + "/a.svg", encoding: .utf8)
         #expect(svg.components(separatedBy: "<line class=\"word\"").count == 3)
@@ -59,11 +51,11 @@ struct WordsCommandTests {
         #expect(words("--at", "7", "-b", "a.magnets")?.isEmpty == true)
         #expect(words("--at", "9", "-b", "a.magnets")?.map { $0["word"] as? String } == ["HE"])
         #expect(words("--at", "12", "-b", "a.magnets")?.map { $0["word"] as? String } == ["HELLO"])
-        let none = run("words", "--at", "7", "-b", "a.magnets")
+        let none = magnets("words", "--at", "7", "-b", "a.magnets")
         #expect(none.status == 0 && none.stdout.hasPrefix("no words on the board after op 7"))
-        let late = run("words", "--at", "99", "-b", "a.magnets")
+        let late = magnets("words", "--at", "99", "-b", "a.magnets")
         #expect(late.status == 1 && late.stderr.hasPrefix("error: ") && late.stderr.contains("15"))
-        #expect(run("words", "--at", "0", "-b", "a.magnets").status == 64)
+        #expect(magnets("words", "--at", "0", "-b", "a.magnets").status == 64)
     }
 
     @Test("--dict marks each word known or not, ignoring case")
@@ -73,17 +65,17 @@ struct WordsCommandTests {
         let list = try #require(words("--dict", "words.txt", "-b", "a.magnets"))
         #expect(list.map { $0["word"] as? String } == ["HELLO", "HI"])
         #expect(list.map { $0["known"] as? Bool } == [true, false])
-        let text = run("words", "--dict", "words.txt", "-b", "a.magnets").stdout
+        let text = magnets("words", "--dict", "words.txt", "-b", "a.magnets").stdout
         #expect(text.contains("HELLO  at 100,100") && text.split(separator: "\n").first?.hasSuffix("  known") == true)
         #expect(text.split(separator: "\n").last?.hasSuffix("  not in words.txt") == true)
 
-        let missing = run("words", "--dict", "nope.txt", "-b", "a.magnets")
+        let missing = magnets("words", "--dict", "nope.txt", "-b", "a.magnets")
         #expect(missing.status == 1 && missing.stderr.hasPrefix("error: cannot read the word list nope.txt"))
         #expect(missing.stdout.isEmpty)
         try Data([0x68, 0xFF, 0xFE, 0x0A]).write(to: URL(fileURLWithPath: dir + "/binary.txt"))
-        let binary = run("words", "--dict", "binary.txt", "-b", "a.magnets")
+        let binary = magnets("words", "--dict", "binary.txt", "-b", "a.magnets")
         #expect(binary.status == 1 && binary.stderr.hasPrefix("error: the word list binary.txt is not UTF-8"))
-        let folder = run("words", "--dict", ".", "-b", "a.magnets")
+        let folder = magnets("words", "--dict", ".", "-b", "a.magnets")
         #expect(folder.status == 1 && folder.stderr.hasPrefix("error: "))
     }
 
@@ -103,7 +95,7 @@ struct WordsCommandTests {
         #expect(words("-b", "a.magnets")?.map { $0["word"] as? String } == ["HEL"])
         #expect(words("-b", "b.magnets")?.map { $0["word"] as? String } == ["LO", "WORLD"])
         must("sync", "a.magnets", "b.magnets")
-        let a = run("words", "--json", "-b", "a.magnets"), b = run("words", "--json", "-b", "b.magnets")
+        let a = magnets("words", "--json", "-b", "a.magnets"), b = magnets("words", "--json", "-b", "b.magnets")
         #expect(a.status == 0 && a.stdout == b.stdout)
         let list = try #require(words("-b", "a.magnets"))
         #expect(list.map { $0["word"] as? String } == ["HELLO", "WORLD"])

@@ -1,20 +1,11 @@
 import Foundation
 import Testing
 
-/// Bundles through pipes and over one's own earlier bundle (issue 17, items 6 and 7).
-@Suite("Bundles on standard output and input, and over an earlier bundle")
-struct BundleStreamTests {
-    let scratch = ScratchFolder("magnets-stream")
-    var dir: String { scratch.path }
-
-    @discardableResult
-    func magnets(_ args: String...) -> BinaryRun { BinaryRun.magnets(args, in: dir) }
-
-    /// `sh -c SCRIPT` in the folder, with `$M` the binary; a `timeout` keeps a hang from hanging the tests.
-    func shell(_ script: String) -> BinaryRun {
-        BinaryRun.run("/usr/bin/timeout", ["30", "/bin/sh", "-c", script], in: dir,
-                      environment: ["M": BinaryRun.binary, "MAGNETS_USER": "tester"])
-    }
+/// `magnets ops export` and `ops import` through the binary: bundles through pipes (standard
+/// output and input) and over one's own earlier bundle.
+@Suite("Bundles through the binary")
+struct BundleTests: ScratchSuite {
+    let scratch = ScratchFolder("magnets-bundle")
 
     /// alice.magnets with five ops and bob.magnets cloned after the third.
     func twoCopies() {
@@ -28,7 +19,7 @@ struct BundleStreamTests {
     @Test("ops export --out - | ops import - carries the ops, as over ssh; no file named '-' appears")
     func pipeline() {
         twoCopies()
-        let run = shell("\"$M\" ops export -b alice.magnets --out - | \"$M\" ops import - -b bob.magnets")
+        let run = scratch.shell("\"$M\" ops export -b alice.magnets --out - | \"$M\" ops import - -b bob.magnets")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "imported 2 ops; 3 already here\n")
         #expect(run.stderr.contains("wrote 5 ops to standard output"))
@@ -39,7 +30,7 @@ struct BundleStreamTests {
     @Test("ops export --out /dev/stdout | cat ends, and writes the bundle into the pipe")
     func devStdout() {
         twoCopies()
-        let run = shell("\"$M\" ops export -b alice.magnets --out /dev/stdout | cat")
+        let run = scratch.shell("\"$M\" ops export -b alice.magnets --out /dev/stdout | cat")
         #expect(run.status == 0, "exit \(run.status) (124: it hung): \(run.stderr)")
         #expect(run.stdout.hasPrefix("{\"magnets_bundle\""))
         #expect(run.stdout.split(separator: "\n").count == 6)
@@ -51,7 +42,7 @@ struct BundleStreamTests {
         #expect(magnets("ops", "export", "-b", "alice.magnets", "--out", "all.bundle").status == 0)
         let bundle = try Data(contentsOf: URL(fileURLWithPath: dir + "/all.bundle"))
         let before = try Data(contentsOf: URL(fileURLWithPath: dir + "/bob.magnets"))
-        let run = BinaryRun.magnets(["ops", "import", "-", "-b", "bob.magnets"], in: dir, input: bundle.dropLast(30))
+        let run = magnets(["ops", "import", "-", "-b", "bob.magnets"], input: bundle.dropLast(30))
         #expect(run.status == 1)
         #expect(run.firstErrorLine.hasPrefix("error: bundle refused: standard input is truncated"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/bob.magnets")) == before)
