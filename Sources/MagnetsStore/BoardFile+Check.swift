@@ -31,8 +31,9 @@ extension BoardFile {
     @discardableResult
     public func repair() throws -> CheckReport {
         try write { db in
+            let found = try Verification.verify(db, interval: checkpointInterval)
             let (removed, count) = try Verification.rebuild(db, interval: checkpointInterval)
-            return CheckReport(ops: count, problems: [], removed: removed)
+            return CheckReport(ops: count, problems: found.problems, removed: removed)
         }
     }
 }
@@ -41,49 +42,79 @@ extension BoardFile {
 enum Verification {
     /// What one pass over the log in replay order learns of each replica's ops.
     struct Seen {
-        /// Each replica's Lamport numbers by seq (index seq − 1).
+        /// Each replica's Lamport numbers by seq (index seq − 1), up to its first broken op.
         var lamports: [String: [Int]] = [:]
+        /// Each replica's first seq that cannot stay in the log (with every later one), and why.
+        var broken: [String: (seq: Int, why: String)] = [:]
+        /// Op rows whose Lamport number is below 1 (no replay reads them).
+        var rowsBelowOne = 0
         var count = 0
     }
 
-    /// Reads every op once: checks each is valid and that each replica's seqs are contiguous with
-    /// Lamport numbers growing along them, and gathers those numbers.
+    /// Reads every op once, gathering each replica's Lamport numbers along its seqs: a replica's
+    /// ops must be valid, their seqs contiguous from 1, their Lamport numbers growing; the first
+    /// that is not, and every later one of the replica, is broken.
     static func scan(_ db: Database, index: LogIndex) throws -> Seen {
-        var byReplica: [String: [(seq: Int, lamport: Int)]] = [:]
+        var byReplica: [String: [(seq: Int, lamport: Int, problem: String?)]] = [:]
         var seen = Seen()
         try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
-            if let problem = op.payload.problem { throw StoreError.invalidOp("op \(op.id): \(problem)") }
-            byReplica[op.id.replica, default: []].append((op.id.seq, op.lamport))
+            byReplica[op.id.replica, default: []].append((op.id.seq, op.lamport, op.payload.problem))
             seen.count += 1
             return true
         }
         for (replica, var list) in byReplica {
-            list.sort { $0.seq < $1.seq }
+            list.sort { ($0.seq, $0.lamport) < ($1.seq, $1.lamport) }
             var lamports: [Int] = []
             lamports.reserveCapacity(list.count)
             for (k, entry) in list.enumerated() {
-                guard entry.seq == k + 1 else {
-                    throw StoreError.invalidOp("ops of '\(replica)' leave a gap before seq \(entry.seq)")
+                let why: String?
+                if entry.seq != k + 1 {
+                    why = entry.seq <= k ? "seq \(entry.seq) is held twice" : "ops of '\(replica)' leave a gap before seq \(entry.seq)"
+                } else if entry.lamport <= (lamports.last ?? 0) {
+                    why = "its Lamport number is not larger than its predecessor's"
+                } else {
+                    why = entry.problem
                 }
-                guard entry.lamport > (lamports.last ?? 0) else {
-                    throw StoreError.invalidOp("op \(replica):\(entry.seq) has a Lamport number not larger than its predecessor's")
+                if let why {
+                    seen.broken[replica] = (min(entry.seq, k + 1), why)
+                    break
                 }
                 lamports.append(entry.lamport)
             }
             seen.lamports[replica] = lamports
         }
+        seen.rowsBelowOne = try Int.fetchOne(db, sql: "SELECT count(*) FROM op WHERE id < ?",
+                                             arguments: [OpKey(lamport: 1, replica: 0).rawValue]) ?? 0
         return seen
     }
 
     /// The Lamport number SPEC §4 gives `op`: 1 + the largest among the ops its clock covers;
-    /// nil when its clock names an op the log does not hold.
+    /// nil when its clock names an op the log does not hold (or one that cannot stay).
     static func expectedLamport(of op: Operation, _ seen: Seen) -> Int? {
-        var largest = op.id.seq > 1 ? seen.lamports[op.id.replica]?[op.id.seq - 2] ?? 0 : 0
+        var largest = 0
+        if op.id.seq > 1 {
+            guard let lamports = seen.lamports[op.id.replica], op.id.seq - 1 <= lamports.count else { return nil }
+            largest = lamports[op.id.seq - 2]
+        }
         for (replica, seq) in op.context.entries {
             guard let lamports = seen.lamports[replica], seq <= lamports.count else { return nil }
             largest = max(largest, lamports[seq - 1])
         }
         return largest + 1
+    }
+
+    /// Why `op` cannot stay in the log, or nil.
+    static func problem(of op: Operation, _ seen: Seen) -> String? {
+        if let broken = seen.broken[op.id.replica], op.id.seq >= broken.seq {
+            return broken.seq == op.id.seq ? broken.why : "it follows op \(op.id.replica):\(broken.seq), which cannot stay"
+        }
+        guard let expected = expectedLamport(of: op, seen) else {
+            return "it depends on an op the log does not hold"
+        }
+        if expected != op.lamport {
+            return "it has Lamport number \(op.lamport), but the ops its clock covers make it \(expected) (SPEC §4)"
+        }
+        return nil
     }
 
     static func verify(_ db: Database, interval: Int) throws -> CheckReport {
@@ -117,10 +148,20 @@ enum Verification {
         var board = Board()
         var clock = VectorClock()
         var position = 0
+        if seen.rowsBelowOne > 0 {
+            note("\(seen.rowsBelowOne) op row(s) have a Lamport number below 1 — 'magnets check --repair' removes them")
+        }
+        var runFirsts: [OpID: Int] = [:] // each run's first op, and the Lamport number its row gives it
+        for (replica, runs) in index.runs {
+            guard let name = index.replicaNames[replica] else { continue }
+            for run in runs { runFirsts[OpID(replica: name, seq: run.firstSeq)] = run.firstLamport }
+        }
         try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
-            if let expected = expectedLamport(of: op, seen), expected != op.lamport {
-                note("op \(op.id) has Lamport number \(op.lamport), but the ops its clock covers make it \(expected) (SPEC §4)"
-                     + " — 'magnets check --repair' takes it and the ops that depend on it out of the log")
+            if let why = problem(of: op, seen) {
+                note("op \(op.id) cannot stay in the log: \(why) — 'magnets check --repair' takes it and the ops that depend on it out")
+            }
+            if let first = runFirsts[op.id], first != op.lamport {
+                note("the run starting at op \(op.id) gives it Lamport number \(first), the log \(op.lamport)")
             }
             let outcome = board.apply(op)
             position += 1
@@ -174,29 +215,19 @@ enum Verification {
     static func rebuild(_ db: Database, interval: Int, removingBrokenOps: Bool = true) throws -> (removed: [OpID], ops: Int) {
         var index = try LogIndex.load(db)
         let seen = try scan(db, index: index)
+        try db.execute(sql: "DELETE FROM op WHERE id < ?", arguments: [OpKey(lamport: 1, replica: 0).rawValue])
         // Each replica's first seq taken out: its later ops depend on it too.
-        var cut: [String: Int] = [:]
+        var cut: [String: Int] = removingBrokenOps ? seen.broken.mapValues(\.seq) : [:]
         var clocks: [(OpID, VectorClock)] = []
         try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
-            if removingBrokenOps, expectedLamport(of: op, seen) != op.lamport { cut[op.id.replica] = min(cut[op.id.replica] ?? .max, op.id.seq) }
+            if removingBrokenOps, problem(of: op, seen) != nil { cut[op.id.replica] = min(cut[op.id.replica] ?? .max, op.id.seq) }
             clocks.append((op.id, op.context))
             return true
         }
-        // Ops whose clock covers an op taken out go too, until nothing more does.
-        var changed = !cut.isEmpty
-        while changed {
-            changed = false
-            for (id, context) in clocks where id.seq < cut[id.replica] ?? .max {
-                if context.entries.contains(where: { $0.value >= cut[$0.key] ?? .max }) {
-                    cut[id.replica] = id.seq
-                    changed = true
-                }
-            }
-        }
         var removed: [OpID] = []
         for (replica, first) in cut {
-            let count = seen.lamports[replica]?.count ?? 0
-            removed += (first...max(first, count)).filter { $0 <= count }.map { OpID(replica: replica, seq: $0) }
+            let held = clocks.filter { $0.0.replica == replica && $0.0.seq >= first }.map(\.0)
+            removed += held
             guard let local = index.replicaIDs[replica] else { continue }
             try db.execute(sql: "DELETE FROM op WHERE id & 65535 = ? AND seq >= ?", arguments: [local, first])
             try OpRunRecord.filter(OpRunRecord.Columns.replica == local && OpRunRecord.Columns.firstSeq >= first).deleteAll(db)
@@ -205,9 +236,17 @@ enum Verification {
             let kept = Array((seen.lamports[name] ?? []).prefix((cut[name] ?? .max) - 1))
             try index.set(name, seq: kept.count, lamport: kept.last, db)
         }
+        // Each run's first Lamport number, from the log (a damaged row would misplace its ops).
+        for (replica, runs) in index.runs {
+            guard let name = index.replicaNames[replica], let lamports = seen.lamports[name] else { continue }
+            for run in runs where run.firstSeq <= lamports.count && lamports[run.firstSeq - 1] != run.firstLamport {
+                try OpRunRecord.filter(OpRunRecord.Columns.replica == replica && OpRunRecord.Columns.firstSeq == run.firstSeq)
+                    .updateAll(db, OpRunRecord.Columns.firstLamport.set(to: lamports[run.firstSeq - 1]))
+            }
+        }
         try index.save(db)
         index = try LogIndex.load(db)
         try Integration.write([], from: .empty, interval: interval, db, index: &index)
-        return (removed.sorted { ($0.replica, $0.seq) < ($1.replica, $1.seq) }, try OpLog.count(db))
+        return (Array(Set(removed)).sorted { ($0.replica, $0.seq) < ($1.replica, $1.seq) }, try OpLog.count(db))
     }
 }

@@ -15,13 +15,19 @@ extension Magnets {
             let report = repair ? try file.repair() : try file.check()
             if options.json {
                 Output.json(.object([("ops", .int(report.ops)), ("clean", .bool(report.isClean || repair)),
-                                     ("problems", .array(report.problems.map(JSONValue.string))), ("repaired", .bool(repair))]))
+                                     ("problems", .array(report.problems.map(JSONValue.string))), ("repaired", .bool(repair)),
+                                     ("removed", .array(report.removed.map { .string($0.description) }))]))
                 if !report.isClean && !repair { throw ExitCode(1) }
                 return
             }
             if repair {
                 print(report.isClean ? "ok: \(Output.count(report.ops, "op")) replayed; nothing needed repair"
                                      : "repaired: \(Output.count(report.problems.count, "problem")) fixed by rebuilding from \(Output.count(report.ops, "op"))")
+                if !report.removed.isEmpty {
+                    print("took \(Output.count(report.removed.count, "op")) out of the log (they broke SPEC §4's rules, or depended on "
+                          + "one that did): " + report.removed.map(\.description).joined(separator: ", "))
+                    print("copies of this board that hold them need 'magnets check --repair' too before they sync with it")
+                }
                 return
             }
             guard report.isClean else {
