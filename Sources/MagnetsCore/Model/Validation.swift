@@ -17,15 +17,15 @@ public enum Validation {
 
     /// `[a-z][a-z0-9_]{0,31}`.
     public static func isReplicaID(_ s: String) -> Bool {
-        let bytes = Array(s.utf8)
-        guard (1...32).contains(bytes.count), (97...122).contains(bytes[0]) else { return false }
+        let bytes = s.utf8
+        guard (1...32).contains(bytes.count), let first = bytes.first, (97...122).contains(first) else { return false }
         return bytes.dropFirst().allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
     }
 
     /// A color name: `[a-z][a-z0-9-]{0,31}`.
     public static func isColor(_ s: String) -> Bool {
-        let bytes = Array(s.utf8)
-        guard (1...32).contains(bytes.count), (97...122).contains(bytes[0]) else { return false }
+        let bytes = s.utf8
+        guard (1...32).contains(bytes.count), let first = bytes.first, (97...122).contains(first) else { return false }
         return bytes.dropFirst().allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
     }
 
