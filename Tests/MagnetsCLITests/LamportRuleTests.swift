@@ -271,4 +271,73 @@ struct LamportRuleTests {
         #expect(stripped(show("alice.magnets")) == stripped(show("bob.magnets")))
         #expect(magnets("sync", "alice.magnets", "bob.magnets").stdout.hasPrefix("gave alice.magnets 0 ops and bob.magnets 0 ops"))
     }
+
+    // MARK: - Gaps the fuzzer found (magnets-fuzz lamport), pinned as known issues
+
+    /// Runs SQL on a file in this folder.
+    func sql(_ name: String, _ statements: String...) throws {
+        let db = try DatabaseQueue(path: dir + "/" + name)
+        defer { try? db.close() }
+        try db.write { db in for statement in statements { try db.execute(sql: statement) } }
+    }
+
+    @Test("an op whose clock covers an op the file does not hold: check should name it (it says ok), and every partner refuses it")
+    func missingDependency() throws {
+        _ = board()
+        #expect(magnets("clone", "alice.magnets", "bob.magnets", "--replica", "bob").status == 0)
+        #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
+        #expect(magnets("move", "A", "--to", "200,200", "-b", "bob.magnets").status == 0) // bob:1, clock alice=5
+        try sql("bob.magnets", "UPDATE context SET clock = 'alice=43' WHERE clock = 'alice=5'")
+        let (poisoned, clean) = (bytes("bob.magnets"), bytes("alice.magnets"))
+        let sync = magnets("sync", "bob.magnets", "alice.magnets")
+        #expect(sync.status == 1 && sync.firstErrorLine.contains("alice:43"), "\(sync.stderr)")
+        #expect(bytes("bob.magnets") == poisoned && bytes("alice.magnets") == clean)
+        let check = magnets("check", "-b", "bob.magnets")
+        withKnownIssue("check takes an op whose clock covers an op the log lacks as fine (Verification.expectedLamport returns nil, which verify skips), though --repair takes it out") {
+            #expect(check.status == 1 && check.stderr.contains("bob:1"), "\(check.stdout)\(check.stderr)")
+        }
+        #expect(magnets("check", "--repair", "-b", "bob.magnets").status == 0)
+        #expect(!history("bob.magnets").contains { $0["op"] as? String == "bob:1" })
+        #expect(magnets("sync", "bob.magnets", "alice.magnets").status == 0)
+        #expect(magnets("sync", "carl.magnets", "alice.magnets").status == 0)
+    }
+
+    @Test("an op whose Lamport number is not above its own replica's previous one: check --repair should take it out (it refuses)")
+    func notAboveItsPredecessor() throws {
+        _ = board()
+        #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
+        // alice:4 and alice:5 swap numbers: alice:5 (Lamport 4) sorts before alice:4 (Lamport 5), which it follows.
+        let a = "(SELECT id FROM replica WHERE name = 'alice')"
+        try sql("alice.magnets", "UPDATE op SET id = -7 WHERE id = (4 << 16) | \(a)", "UPDATE op SET id = (4 << 16) | \(a) WHERE id = (5 << 16) | \(a)",
+                "UPDATE op SET id = (5 << 16) | \(a) WHERE id = -7")
+        let check = magnets("check", "-b", "alice.magnets")
+        #expect(check.status == 1 && check.firstErrorLine.contains("alice:5"), "\(check.stderr)")
+        let (poisoned, clean) = (bytes("alice.magnets"), bytes("carl.magnets"))
+        let sync = magnets("sync", "alice.magnets", "carl.magnets")
+        #expect(sync.status == 1)
+        #expect(bytes("alice.magnets") == poisoned && bytes("carl.magnets") == clean)
+        let repair = magnets("check", "--repair", "-b", "alice.magnets")
+        withKnownIssue("Verification.scan throws on a replica's Lamport numbers not growing along its seqs (and on a seq held twice) instead of letting the repair cut there: the file cannot be brought back") {
+            #expect(repair.status == 0, "\(repair.stderr)")
+            #expect(history("alice.magnets").compactMap { $0["op"] as? String } == ["alice:1", "alice:2", "alice:3", "alice:4"])
+        }
+    }
+
+    @Test("an op row with a negative key (Lamport number below 0): check should report it (it never reads it), and it breaks later imports")
+    func negativeKey() throws {
+        _ = board()
+        #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
+        #expect(magnets("ops", "export", "--out", "all.bundle", "-b", "carl.magnets").status == 0)
+        // A second row for alice:3, under Lamport −1: OpLog.forEach reads keys ≥ 0 only.
+        try sql("alice.magnets", "INSERT INTO op SELECT ((-1) << 16) | (id & 65535), seq, time, kind, magnet, x, y, data FROM op "
+                + "WHERE id = (3 << 16) | (SELECT id FROM replica WHERE name = 'alice')")
+        let check = magnets("check", "-b", "alice.magnets")
+        let before = bytes("alice.magnets")
+        let importing = magnets("ops", "import", "all.bundle", "-b", "alice.magnets")
+        #expect(bytes("alice.magnets") == before)
+        withKnownIssue("check reads op rows from key 0 up, so a row with a negative key is never judged; the (replica, seq) lookup that admission uses finds it, and the clean copy's own ops are then refused") {
+            #expect(check.status == 1, "\(check.stdout)")
+            #expect(importing.status == 0, "\(importing.stderr)")
+        }
+    }
 }
