@@ -75,10 +75,12 @@ while killed < args.kills:
     kinds[kind] += 1
     target = rng.choice(["a.magnets", "b.magnets"])
     # Fresh work each time, so that no sync or import is a quick no-op: a new replica's moves,
-    # concurrent with everything, sorting among the old ops (replay from an early checkpoint).
+    # concurrent with the copies' moves, sorting among the first of them (replay from an early
+    # checkpoint). Their clock covers the base board, so SPEC §4 gives the first Lamport number
+    # exactly 1 + the base's largest: any other is refused.
     fresh = f"w{n}"
     fresh_ops = {f"{fresh}:{k}" for k in range(1, args.batch + 1)}
-    bundle(f"{fresh}.bundle", fresh, 1, lamport + 1 + rng.randrange(args.moves), args.batch, magnets, board_id, base_clock)
+    bundle(f"{fresh}.bundle", fresh, 1, lamport + 1, args.batch, magnets, board_id, base_clock)
     if kind == "sync":
         # One side learns the fresh ops first (acknowledged), then the sync that is killed carries them over.
         run("ops", "import", f"{fresh}.bundle", "-b", target)

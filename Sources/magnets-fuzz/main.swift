@@ -9,13 +9,15 @@ import MagnetsStore
 //
 //   magnets-fuzz bundles N [SEED]   parse N mutated bundles (and import every 100th into a board)
 //   magnets-fuzz files N [SEED]     open, read, check and write N mutated board files
+//   magnets-fuzz lamport N [SEED]   Lamport numbers and clocks rewritten in bundles and files,
+//                                   judged against the rule of SPEC §4 (LamportFuzz.swift)
 //
 // Before each input, the input is saved to $MAGNETS_FUZZ_DIR/last-* (default /tmp), so a crash
 // leaves the input that caused it behind.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count >= 2, let count = Int(arguments[1]), ["bundles", "files"].contains(arguments[0]) else {
-    print("usage: magnets-fuzz (bundles|files) COUNT [SEED]")
+guard arguments.count >= 2, let count = Int(arguments[1]), ["bundles", "files", "lamport"].contains(arguments[0]) else {
+    print("usage: magnets-fuzz (bundles|files|lamport) COUNT [SEED]")
     exit(64)
 }
 let seed = arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1
@@ -333,5 +335,6 @@ let crafted: [String] = [
 
 switch arguments[0] {
 case "bundles": try fuzzBundles(count)
+case "lamport": try fuzzLamport(count)
 default: try fuzzFiles(count)
 }
