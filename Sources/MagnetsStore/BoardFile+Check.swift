@@ -46,6 +46,8 @@ enum Verification {
         var lamports: [String: [Int]] = [:]
         /// Each replica's first seq that cannot stay in the log (with every later one), and why.
         var broken: [String: (seq: Int, why: String)] = [:]
+        /// Each replica's largest seq in the log and that op's Lamport number.
+        var held: [String: (seq: Int, lamport: Int)] = [:]
         /// Op rows whose Lamport number is below 1 (no replay reads them).
         var rowsBelowOne = 0
         var count = 0
@@ -64,6 +66,7 @@ enum Verification {
         }
         for (replica, var list) in byReplica {
             list.sort { ($0.seq, $0.lamport) < ($1.seq, $1.lamport) }
+            if let last = list.last { seen.held[replica] = (last.seq, last.lamport) }
             var lamports: [Int] = []
             lamports.reserveCapacity(list.count)
             for (k, entry) in list.enumerated() {
@@ -112,7 +115,7 @@ enum Verification {
             return "it depends on an op the log does not hold"
         }
         if expected != op.lamport {
-            return "it has Lamport number \(op.lamport), but the ops its clock covers make it \(expected) (SPEC §4)"
+            return "has Lamport number \(op.lamport), but the ops its clock covers make it \(expected) (SPEC §4)"
         }
         return nil
     }
@@ -122,14 +125,6 @@ enum Verification {
         var problems: [String] = []
         func note(_ p: String) { if problems.count < 50 { problems.append(p) } }
         let seen = try scan(db, index: index)
-
-        for name in Set(seen.lamports.keys).union(index.version.entries.keys).sorted() {
-            let held = seen.lamports[name] ?? []
-            if held.count != index.version[name] || (held.last ?? 0) != (index.lamports[name] ?? 0) {
-                note("replica \(name): the file says \(index.version[name]) ops (Lamport \(index.lamports[name] ?? 0)), "
-                     + "the log holds \(held.count) (Lamport \(held.last ?? 0))")
-            }
-        }
 
         // Replay, comparing each op's Lamport number, its outcome and the checkpoints as they come.
         var stored: [OpKey: ArraySlice<UInt8>] = [:]
@@ -158,7 +153,8 @@ enum Verification {
         }
         try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
             if let why = problem(of: op, seen) {
-                note("op \(op.id) cannot stay in the log: \(why) — 'magnets check --repair' takes it and the ops that depend on it out")
+                note("op \(op.id) " + (why.hasPrefix("has ") ? why : "cannot stay in the log: \(why)")
+                     + " — 'magnets check --repair' takes it and the ops that depend on it out of the log")
             }
             if let first = runFirsts[op.id], first != op.lamport {
                 note("the run starting at op \(op.id) gives it Lamport number \(first), the log \(op.lamport)")
@@ -189,6 +185,15 @@ enum Verification {
             }
             return true
         }
+        // The replica table, once the ops themselves have been judged.
+        for name in Set(seen.held.keys).union(index.version.entries.keys).sorted() {
+            let held = seen.held[name] ?? (0, 0)
+            if held.seq != index.version[name] || held.lamport != (index.lamports[name] ?? 0) {
+                note("replica \(name): the file says \(index.version[name]) ops (Lamport \(index.lamports[name] ?? 0)), "
+                     + "the log holds \(held.seq) (Lamport \(held.lamport))")
+            }
+        }
+
         for key in stored.keys.sorted() { note("the stored outcome at op key \(key.rawValue) belongs to no op or should be plain") }
         for position in checkpoints.keys.sorted() { note("checkpoint at op \(position) should not exist") }
 
@@ -213,9 +218,13 @@ enum Verification {
     /// Returns the ops taken out and how many ops the log holds.
     @discardableResult
     static func rebuild(_ db: Database, interval: Int, removingBrokenOps: Bool = true) throws -> (removed: [OpID], ops: Int) {
+        if removingBrokenOps {
+            // Rows no replay reads: Lamport numbers below 1, replicas the file does not know.
+            try db.execute(sql: "DELETE FROM op WHERE id < ? OR id & 65535 NOT IN (SELECT id FROM replica)",
+                           arguments: [OpKey(lamport: 1, replica: 0).rawValue])
+        }
         var index = try LogIndex.load(db)
         let seen = try scan(db, index: index)
-        try db.execute(sql: "DELETE FROM op WHERE id < ?", arguments: [OpKey(lamport: 1, replica: 0).rawValue])
         // Each replica's first seq taken out: its later ops depend on it too.
         var cut: [String: Int] = removingBrokenOps ? seen.broken.mapValues(\.seq) : [:]
         var clocks: [(OpID, VectorClock)] = []
@@ -223,6 +232,17 @@ enum Verification {
             if removingBrokenOps, problem(of: op, seen) != nil { cut[op.id.replica] = min(cut[op.id.replica] ?? .max, op.id.seq) }
             clocks.append((op.id, op.context))
             return true
+        }
+        // Ops whose clock covers an op taken out go too, until nothing more does.
+        var changed = !cut.isEmpty
+        while changed {
+            changed = false
+            for (id, context) in clocks where id.seq < cut[id.replica] ?? .max {
+                if context.entries.contains(where: { $0.value >= cut[$0.key] ?? .max }) {
+                    cut[id.replica] = id.seq
+                    changed = true
+                }
+            }
         }
         var removed: [OpID] = []
         for (replica, first) in cut {

@@ -17,7 +17,7 @@ struct LamportRuleTests {
     static let nearLimit = (1 << 46) - 2
 
     @discardableResult
-    func magnets(_ args: String...) -> BinaryRun { BinaryRun.magnets(args, in: dir) }
+    func magnets(_ args: String...) -> Run { scratch.magnets(args) }
 
     /// alice.magnets: create, tiles A and B, magnets alice-4 'A' at 100,100 and alice-5 'B' at
     /// 300,100 — ops alice:1…5 with Lamport numbers 1…5. Returns the board id.
@@ -115,8 +115,8 @@ struct LamportRuleTests {
         #expect(run.stdout.isEmpty)
         #expect(bytes("alice.magnets") == before)
         // Through a pipe, the same.
-        let piped = BinaryRun.magnets(["ops", "import", "-", "-b", "alice.magnets"], in: dir,
-                                      input: FileManager.default.contents(atPath: dir + "/" + name))
+        let piped = scratch.magnets(["ops", "import", "-", "-b", "alice.magnets"],
+                                    input: FileManager.default.contents(atPath: dir + "/" + name))
         #expect(piped.status == 1 && piped.firstErrorLine.hasPrefix("error: ") && piped.firstErrorLine.contains("Lamport"), "\(piped.stderr)")
         #expect(bytes("alice.magnets") == before)
         localCommandsWork("alice.magnets", next: 6)
@@ -178,10 +178,12 @@ struct LamportRuleTests {
             let (trudy, victor, mallory) = (try replica("trudy", lamport: 2), try replica("victor", lamport: 6),
                                             try replica("mallory", lamport: Self.nearLimit))
             let covered = try id("context", "clock", "alice=5"), coveredToo = try id("context", "clock", "alice=5,trudy=1")
-            // Each op is its replica's first and only: one run each (op_run), keyed (lamport << 16) | replica.
-            for (replica, context, author) in [(trudy, covered, "trudy"), (victor, coveredToo, "victor"), (mallory, covered, "mallory")] {
-                try db.execute(sql: "INSERT INTO op_run (replica, first_seq, context, author) VALUES (?, 1, ?, ?)",
-                               arguments: [replica, context, try id("author", "name", author)])
+            // Each op is its replica's first and only: one run each (op_run, with its first op's
+            // Lamport number), keyed (lamport << 16) | replica.
+            for (replica, context, author, lamport) in [(trudy, covered, "trudy", 2), (victor, coveredToo, "victor", 6),
+                                                        (mallory, covered, "mallory", Self.nearLimit)] {
+                try db.execute(sql: "INSERT INTO op_run (replica, first_seq, context, author, first_lamport) VALUES (?, 1, ?, ?, ?)",
+                               arguments: [replica, context, try id("author", "name", author), lamport])
             }
             let magnetA = (4 << 16) | alice, magnetB = (5 << 16) | alice // (seq << 16) | replica of the pulling op
             try db.execute(sql: "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, 1, 1795000000000, 8, NULL, NULL, NULL, ?)",
@@ -226,7 +228,7 @@ struct LamportRuleTests {
         // neither file changes.
         let (poisoned, clean) = (bytes("alice.magnets"), bytes("bob.magnets"))
         for args in [["sync", "alice.magnets", "bob.magnets"], ["sync", "bob.magnets", "alice.magnets"]] {
-            let sync = BinaryRun.magnets(args, in: dir)
+            let sync = scratch.magnets(args)
             #expect(sync.status == 1, "\(args)")
             #expect(sync.firstErrorLine.hasPrefix("error: ") && sync.firstErrorLine.contains("Lamport number"), "\(args): \(sync.stderr)")
             #expect(bytes("alice.magnets") == poisoned, "\(args): the poisoned file changed")
@@ -241,9 +243,7 @@ struct LamportRuleTests {
         // The repair takes out the two broken ops and victor:1, which depends on trudy:1.
         let repair = magnets("check", "--repair", "-b", "alice.magnets")
         #expect(repair.status == 0, "\(repair.stderr)")
-        withKnownIssue("check --repair does not say which ops it took out: it prints 'nothing needed repair' (Check.swift ignores CheckReport.removed)") {
-            #expect(repair.stdout.contains("mallory:1") && repair.stdout.contains("trudy:1") && repair.stdout.contains("victor:1"), "\(repair.stdout)")
-        }
+        #expect(repair.stdout.contains("mallory:1") && repair.stdout.contains("trudy:1") && repair.stdout.contains("victor:1"), "\(repair.stdout)")
         let left = history("alice.magnets").compactMap { $0["op"] as? String }
         #expect(left == ["alice:1", "alice:2", "alice:3", "alice:4", "alice:5"])
         let after = magnets("check", "-b", "alice.magnets")
@@ -272,7 +272,7 @@ struct LamportRuleTests {
         #expect(magnets("sync", "alice.magnets", "bob.magnets").stdout.hasPrefix("gave alice.magnets 0 ops and bob.magnets 0 ops"))
     }
 
-    // MARK: - Gaps the fuzzer found (magnets-fuzz lamport), pinned as known issues
+    // MARK: - Gaps the fuzzer found (magnets-fuzz lamport)
 
     /// Runs SQL on a file in this folder.
     func sql(_ name: String, _ statements: String...) throws {
@@ -281,7 +281,7 @@ struct LamportRuleTests {
         try db.write { db in for statement in statements { try db.execute(sql: statement) } }
     }
 
-    @Test("an op whose clock covers an op the file does not hold: check should name it (it says ok), and every partner refuses it")
+    @Test("an op whose clock covers an op the file does not hold: check names it, and every partner refuses it")
     func missingDependency() throws {
         _ = board()
         #expect(magnets("clone", "alice.magnets", "bob.magnets", "--replica", "bob").status == 0)
@@ -293,16 +293,14 @@ struct LamportRuleTests {
         #expect(sync.status == 1 && sync.firstErrorLine.contains("alice:43"), "\(sync.stderr)")
         #expect(bytes("bob.magnets") == poisoned && bytes("alice.magnets") == clean)
         let check = magnets("check", "-b", "bob.magnets")
-        withKnownIssue("check takes an op whose clock covers an op the log lacks as fine (Verification.expectedLamport returns nil, which verify skips), though --repair takes it out") {
-            #expect(check.status == 1 && check.stderr.contains("bob:1"), "\(check.stdout)\(check.stderr)")
-        }
+        #expect(check.status == 1 && check.stderr.contains("bob:1"), "\(check.stdout)\(check.stderr)")
         #expect(magnets("check", "--repair", "-b", "bob.magnets").status == 0)
         #expect(!history("bob.magnets").contains { $0["op"] as? String == "bob:1" })
         #expect(magnets("sync", "bob.magnets", "alice.magnets").status == 0)
         #expect(magnets("sync", "carl.magnets", "alice.magnets").status == 0)
     }
 
-    @Test("an op whose Lamport number is not above its own replica's previous one: check --repair should take it out (it refuses)")
+    @Test("an op whose Lamport number is not above its own replica's previous one: check --repair takes it out")
     func notAboveItsPredecessor() throws {
         _ = board()
         #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
@@ -317,13 +315,12 @@ struct LamportRuleTests {
         #expect(sync.status == 1)
         #expect(bytes("alice.magnets") == poisoned && bytes("carl.magnets") == clean)
         let repair = magnets("check", "--repair", "-b", "alice.magnets")
-        withKnownIssue("Verification.scan throws on a replica's Lamport numbers not growing along its seqs (and on a seq held twice) instead of letting the repair cut there: the file cannot be brought back") {
-            #expect(repair.status == 0, "\(repair.stderr)")
-            #expect(history("alice.magnets").compactMap { $0["op"] as? String } == ["alice:1", "alice:2", "alice:3", "alice:4"])
-        }
+        #expect(repair.status == 0, "\(repair.stderr)")
+        // Both break SPEC §4 (alice:4's number is one too large): the repair cuts at alice:4.
+        #expect(history("alice.magnets").compactMap { $0["op"] as? String } == ["alice:1", "alice:2", "alice:3"])
     }
 
-    @Test("an op row with a negative key (Lamport number below 0): check should report it (it never reads it), and it breaks later imports")
+    @Test("an op row with a negative key (Lamport number below 0): check reports it, and repair removes it")
     func negativeKey() throws {
         _ = board()
         #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
@@ -335,9 +332,7 @@ struct LamportRuleTests {
         let before = bytes("alice.magnets")
         let importing = magnets("ops", "import", "all.bundle", "-b", "alice.magnets")
         #expect(bytes("alice.magnets") == before)
-        withKnownIssue("check reads op rows from key 0 up, so a row with a negative key is never judged; the (replica, seq) lookup that admission uses finds it, and the clean copy's own ops are then refused") {
-            #expect(check.status == 1, "\(check.stdout)")
-            #expect(importing.status == 0, "\(importing.stderr)")
-        }
+        #expect(check.status == 1, "\(check.stdout)")
+        #expect(importing.status == 0, "\(importing.stderr)")
     }
 }

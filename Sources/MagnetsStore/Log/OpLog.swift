@@ -11,7 +11,7 @@ enum OpLog {
     /// - Complexity: O(ops read).
     static func forEach(after key: OrderKey?, withOutcomes: Bool, _ db: Database, index: LogIndex,
                         _ body: (Operation, ArraySlice<UInt8>?) throws -> Bool) throws {
-        let from = OpKey(lamport: key?.lamport ?? 0, replica: 0)
+        let from = OpKey(lamport: max(1, key?.lamport ?? 1), replica: 0) // (no op has a Lamport number below 1)
         let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id >= ? ORDER BY id")
         statement.bind(1, from.rawValue)
         var outcomes = withOutcomes ? try OutcomePages.Reader(from: from, db) : nil
