@@ -103,8 +103,15 @@ extension Conflict {
         private var removedZone: [String: Int] = [:]
         private var namedBoundary: [String: Int] = [:]
         private var removedBoundary: [String: Int] = [:]
+        /// Which pairs (earlier, later: positions in the list) to consider; nil for all.
+        private let pairs: (@Sendable (Int, Int) -> Bool)?
 
-        public init() {}
+        /// A finder of every conflict, or with `pairs` of those between the pairs of positions it
+        /// accepts (the others are not looked at: a sync asks only for pairs of an op each side
+        /// lacked).
+        public init(pairs: (@Sendable (Int, Int) -> Bool)? = nil) {
+            self.pairs = pairs
+        }
 
         /// Appends to `found` each conflict in which `ops[current]` — the next op replayed, every
         /// op before it having been added — is the later.
@@ -112,7 +119,7 @@ extension Conflict {
             let rejected = outcome.rejection
             let op = ops[current]
             func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Operation) -> Settlement) {
-                guard let earlierIndex, ops[earlierIndex].isConcurrent(with: op) else { return }
+                guard let earlierIndex, pairs?(earlierIndex, current) ?? true, ops[earlierIndex].isConcurrent(with: op) else { return }
                 let earlier = ops[earlierIndex]
                 found.append(Conflict(earlier: earlier.id, later: op.id, on: subject, settlement: settlement(earlier)))
             }

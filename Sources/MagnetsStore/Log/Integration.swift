@@ -81,6 +81,7 @@ enum Integration {
             // The version vector moves on once per run of one replica's ops.
             if k + 1 == fresh.count || fresh[k + 1].id.replica != op.id.replica { index.advance(with: op) }
         }
+        try inserter.finish(db)
     }
 
     // MARK: - One replay for two files

@@ -60,14 +60,21 @@ enum OpRows {
 
     /// Appends ops to the log, each with its context and author in its replica's run (the caller
     /// moves the version vector on). Runs of ops share their replica and author: the names are
-    /// looked up once per run.
+    /// looked up once per run. Rows go in `batch` at a time, one statement each; `finish` writes
+    /// the rest.
     struct Inserter {
+        static let batch = 64
         private let statement: FastStatement
+        private let single: FastStatement
+        private var pending: [OpRecord] = []
         private var replica: (name: String, id: Int64)?
         private var magnetReplica: (name: String, id: Int64)?
 
         init(_ db: Database) throws {
-            statement = try FastStatement(db, insertSQL)
+            statement = try FastStatement(db, "INSERT INTO op (\(columns)) VALUES "
+                                          + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: Self.batch).joined(separator: ", "))
+            single = try FastStatement(db, insertSQL)
+            pending.reserveCapacity(Self.batch)
         }
 
         mutating func insert(_ op: Operation, _ db: Database, index: inout LogIndex) throws {
@@ -83,16 +90,33 @@ enum OpRows {
             }
             let magnetReplicaID = try op.payload.magnet.map { try id(&magnetReplica, $0.replica) }
             try index.extendRun(replica: replicaID, seq: op.id.seq, context: op.context, author: op.author, lamport: op.lamport, db)
-            let row = record(op, replica: replicaID, magnetReplica: magnetReplicaID)
-            statement.bind(1, row.id)
-            statement.bind(2, row.seq)
-            statement.bind(3, row.time)
-            statement.bind(4, row.kind)
-            statement.bind(5, row.magnet)
-            statement.bind(6, row.x)
-            statement.bind(7, row.y)
-            statement.bind(8, row.data)
-            try statement.step(db)
+            pending.append(record(op, replica: replicaID, magnetReplica: magnetReplicaID))
+            if pending.count == Self.batch {
+                for (k, row) in pending.enumerated() { bind(row, at: Int32(k), statement) }
+                try statement.step(db)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+
+        /// Writes the rows not written yet.
+        mutating func finish(_ db: Database) throws {
+            for row in pending {
+                bind(row, at: 0, single)
+                try single.step(db)
+            }
+            pending.removeAll()
+        }
+
+        private func bind(_ row: OpRecord, at k: Int32, _ statement: FastStatement) {
+            let first = k * 8
+            statement.bind(first + 1, row.id)
+            statement.bind(first + 2, row.seq)
+            statement.bind(first + 3, row.time)
+            statement.bind(first + 4, row.kind)
+            statement.bind(first + 5, row.magnet)
+            statement.bind(first + 6, row.x)
+            statement.bind(first + 7, row.y)
+            statement.bind(first + 8, row.data)
         }
     }
 

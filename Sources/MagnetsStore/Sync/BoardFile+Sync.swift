@@ -95,17 +95,19 @@ extension BoardFile {
         // The conflicts between an op A lacked and an op B lacked (SPEC §4), found as the replay goes.
         let interval = a.checkpointInterval
         let (start, labels) = (partA.start, partA.labels)
+        // Which side lacked each op of the window: 1 A, 2 B, 0 neither.
+        let sides = window.map { op -> UInt8 in
+            op.id.seq > stateA.clock[op.id.replica] ? 1 : op.id.seq > stateB.clock[op.id.replica] ? 2 : 0
+        }
         let (replay, _) = try Parallel.both({ () -> (Replay, (count: Int, listed: [Conflict])) in
-            var finder = Conflict.Finder()
-            var found: [Conflict] = [], conflicts: (count: Int, listed: [Conflict]) = (0, [])
-            let aLacked = { (id: OpID) in id.seq > stateA.clock[id.replica] }
-            let bLacked = { (id: OpID) in id.seq > stateB.clock[id.replica] }
+            var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
+            var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+            var found: [Conflict] = []
             let replay = Integration.replay(window, from: start, interval: interval, labels: labels) { i, outcome in
                 finder.add(i, of: window, outcome, into: &found)
-                for c in found where (aLacked(c.earlier) && bLacked(c.later)) || (bLacked(c.earlier) && aLacked(c.later)) {
-                    conflicts.count += 1
-                    if conflicts.listed.count < SyncReport.listedConflicts { conflicts.listed.append(c) }
-                }
+                guard !found.isEmpty else { return }
+                conflicts.count += found.count
+                conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
                 found.removeAll(keepingCapacity: true)
             }
             return (replay, conflicts)
