@@ -182,7 +182,11 @@ public struct Replay: Sendable {
 struct DerivedWriter {
     private var outcomes: OutcomeWriter
     private var position: Int
+    /// The version vector of the ops written so far, but for the replica of the last op: its
+    /// seq is `last`'s until another replica's op comes (ops come in runs of one replica, and a
+    /// replica's seqs grow along the replay order).
     private var clock: VectorClock
+    private var last: (replica: String, id: Int64, seq: Int)?
     private let interval: Int
 
     /// Cuts the outcome pages and the checkpoints where a replay after `start` begins.
@@ -199,11 +203,17 @@ struct DerivedWriter {
     /// where a checkpoint falls.
     mutating func add(_ op: Operation, stored: [UInt8]?, _ db: Database, index: inout LogIndex, snapshot: () -> String) throws {
         position += 1
-        if op.id.seq > clock[op.id.replica] { clock[op.id.replica] = op.id.seq }
+        if let last, last.replica == op.id.replica {
+            self.last!.seq = op.id.seq
+        } else {
+            if let last { clock[last.replica] = last.seq }
+            last = (op.id.replica, try index.replicaID(op.id.replica, db), op.id.seq)
+        }
         if let bytes = stored {
-            try outcomes.add(OpKey(lamport: op.lamport, replica: try index.replicaID(op.id.replica, db)), bytes, db)
+            try outcomes.add(OpKey(lamport: op.lamport, replica: last!.id), bytes, db)
         }
         if position % interval == 0 {
+            clock[op.id.replica] = op.id.seq
             try CheckpointRecord(position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
                                  board: snapshot()).insert(db, onConflict: .replace)
         }
