@@ -1,0 +1,158 @@
+/// JSON text written straight into a byte buffer, with no tree in between: for output that is
+/// streamed op after op (`history`), where building a ``JSONValue`` per op costs more than the
+/// rest of the work.
+///
+/// It writes exactly the bytes ``JSONValue/serialized(pretty:)`` writes for the same values
+/// (compact form: `", "` between items, `": "` after keys; numbers and string escapes alike),
+/// so the two can be mixed and compared byte for byte; `JSONWriterTests` checks that.
+///
+/// ```swift
+/// var json = JSONWriter()
+/// json.byte(UInt8(ascii: "{"))
+/// json.key("x", first: true); json.number(430)
+/// json.byte(UInt8(ascii: "}"))   // json.bytes is `{"x": 430}`
+/// ```
+public struct JSONWriter: Sendable {
+    /// The text written so far, UTF-8.
+    public var bytes: [UInt8] = []
+
+    public init() {}
+
+    /// Empties the buffer, keeping its memory for the next round.
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
+    @inline(__always)
+    public mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    /// Text as it is, unescaped: punctuation and literals (`null`, `", "`).
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Bytes as they are: text written before by a `JSONWriter`.
+    public mutating func raw(_ text: some Sequence<UInt8>) { bytes.append(contentsOf: text) }
+
+    /// `"key": `, after `", "` unless it is the object's first key. Keys are ASCII names needing
+    /// no escapes.
+    public mutating func key(_ name: StaticString, first: Bool = false) {
+        if !first { raw(", ") }
+        byte(UInt8(ascii: "\""))
+        raw(name)
+        raw("\": ")
+    }
+
+    // MARK: - Values
+
+    /// A JSON string, escaped as `JSONValue` escapes it: `"` `\` and the control characters
+    /// (`\n`, `\r`, `\t` by name, the others and DEL as `\u00xx`), and U+2028 and U+2029 (which
+    /// end a line in JavaScript); everything else as its UTF-8 bytes.
+    public mutating func string(_ s: String) {
+        byte(UInt8(ascii: "\""))
+        escaped(s)
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// An id as a string, `"alice-3"`: the replica escaped, the separator, the seq in full.
+    public mutating func id(_ replica: String, _ separator: UInt8, _ seq: Int) {
+        byte(UInt8(ascii: "\""))
+        escaped(replica)
+        byte(separator)
+        decimal(seq)
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// The inside of `string(_:)`: runs of bytes needing no escape are copied at once.
+    mutating func escaped(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            var plain = 0 // the first byte not yet copied
+            var i = 0
+            while i < utf8.count {
+                let b = utf8[i]
+                let isLineSeparator = b == 0xE2 && i + 2 < utf8.count && utf8[i + 1] == 0x80 && (utf8[i + 2] | 1) == 0xA9
+                guard b < 0x20 || b == 0x7F || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || isLineSeparator else {
+                    i += 1
+                    continue
+                }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plain..<i]))
+                switch b {
+                case UInt8(ascii: "\""): raw("\\\"")
+                case UInt8(ascii: "\\"): raw("\\\\")
+                case UInt8(ascii: "\n"): raw("\\n")
+                case UInt8(ascii: "\r"): raw("\\r")
+                case UInt8(ascii: "\t"): raw("\\t")
+                case 0xE2: raw(utf8[i + 2] == 0xA8 ? "\\u2028" : "\\u2029")
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    raw("\\u00")
+                    byte(hex.utf8Start[Int(b >> 4)])
+                    byte(hex.utf8Start[Int(b & 0xF)])
+                }
+                i += isLineSeparator ? 3 : 1
+                plain = i
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plain...]))
+        }
+    }
+
+    /// A number as `formatNumber` writes it (whole values without a fraction); `null` when it is
+    /// not finite, as JSON has no such numbers.
+    public mutating func number(_ value: Double) {
+        if value == value.rounded(), abs(value) < 1e15 {
+            int(Int(value))
+        } else if value.isFinite {
+            bytes.append(contentsOf: formatNumber(value).utf8)
+        } else {
+            raw("null")
+        }
+    }
+
+    /// An integer, as `JSONValue.int` writes it (through a double: beyond ±10^15 as `number` does).
+    public mutating func int(_ value: Int) {
+        guard value.magnitude < 1_000_000_000_000_000 else { return number(Double(value)) }
+        decimal(value)
+    }
+
+    /// An integer in full, as `String(value)` writes it.
+    public mutating func decimal(_ value: Int) {
+        if value < 0 { byte(UInt8(ascii: "-")) }
+        digits(value.magnitude, width: 1)
+    }
+
+    /// `value` in decimal, with leading zeros up to `width` digits.
+    mutating func digits(_ value: UInt, width: Int) {
+        // Written from the last digit back into 20 bytes on the stack (UInt.max has 20 digits).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var start = buffer.count
+            var v = value
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+                v /= 10
+            } while v > 0
+            for _ in 0..<max(0, width - (buffer.count - start)) { bytes.append(UInt8(ascii: "0")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
+    /// A point as `[x, y]`.
+    public mutating func point(_ p: Point) {
+        byte(UInt8(ascii: "["))
+        number(p.x)
+        raw(", ")
+        number(p.y)
+        byte(UInt8(ascii: "]"))
+    }
+
+    /// An array of `items`, each written by `write` (`[]` when empty).
+    public mutating func array<C: Collection>(_ items: C, _ write: (inout JSONWriter, C.Element) -> Void) {
+        byte(UInt8(ascii: "["))
+        var first = true
+        for item in items {
+            if !first { raw(", ") }
+            first = false
+            write(&self, item)
+        }
+        byte(UInt8(ascii: "]"))
+    }
+}
