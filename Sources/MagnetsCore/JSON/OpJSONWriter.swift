@@ -10,6 +10,7 @@
 public struct OpJSONWriter: Sendable {
     /// The text written so far.
     public var json = JSONWriter()
+    private var clockText: ClockText?
 
     public init() {}
 
@@ -41,10 +42,21 @@ public struct OpJSONWriter: Sendable {
     }
 
     /// The clock `{"alice": 3, "bob": 2}`: the context's entries and the op's own, in bytewise
-    /// order of replica.
+    /// order of replica. The text around the op's own count is kept from the op before when
+    /// it has the same context and replica: ops of a run share both, so a run sorts and writes
+    /// its clock once.
     private mutating func writeClock(_ op: Operation) {
+        guard op.id.seq > 0 else { return writeClock(op.clock) } // (no own entry: not worth keeping)
+        if clockText?.context != op.context || clockText?.replica != op.id.replica {
+            clockText = ClockText(op)
+        }
+        json.raw(clockText!.before)
+        json.int(op.id.seq)
+        json.raw(clockText!.after)
+    }
+
+    private mutating func writeClock(_ clock: VectorClock) {
         json.byte(UInt8(ascii: "{"))
-        let clock = op.clock
         var first = true
         for replica in clock.replicas {
             if !first { json.raw(", ") }
@@ -54,5 +66,40 @@ public struct OpJSONWriter: Sendable {
             json.int(clock[replica])
         }
         json.byte(UInt8(ascii: "}"))
+    }
+
+    /// An op's clock text but for its own count: `{"alice": 3, "bob": ` and `, "carol": 1}`.
+    private struct ClockText {
+        var context: VectorClock
+        var replica: String
+        var before: [UInt8]
+        var after: [UInt8]
+
+        init(_ op: Operation) {
+            context = op.context
+            replica = op.id.replica
+            var text = JSONWriter()
+            text.byte(UInt8(ascii: "{"))
+            var others = op.context
+            others[op.id.replica] = 0
+            for other in others.replicas where ReplicaOrder.precedes(other, op.id.replica) {
+                text.string(other)
+                text.raw(": ")
+                text.int(others[other])
+                text.raw(", ")
+            }
+            text.string(op.id.replica)
+            text.raw(": ")
+            before = text.bytes
+            text.removeAll()
+            for other in others.replicas where ReplicaOrder.precedes(op.id.replica, other) {
+                text.raw(", ")
+                text.string(other)
+                text.raw(": ")
+                text.int(others[other])
+            }
+            text.byte(UInt8(ascii: "}"))
+            after = text.bytes
+        }
     }
 }
