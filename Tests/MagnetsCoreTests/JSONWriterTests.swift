@@ -25,7 +25,7 @@ struct JSONWriterTests {
             switch int(0...9) {
             case 0: return Double(int(-1000...1000)) + Double(int(0...99)) / 100
             case 1: return Double(bitPattern: next()) // anything: NaN, infinities, subnormals
-            case 2: return pick([0, -0.0, 1e15, -1e15, 999_999_999_999_999, 1e15 + 2, 0.1, 1e-7, 5e-324, 1.7976931348623157e308])
+            case 2: return pick([0, -0.0, 1e15, -1e15, 999_999_999_999_999, 1e15 + 2, 0.1, 1e-7, .leastNonzeroMagnitude, .greatestFiniteMagnitude])
             case 3: return Double(int(-2_000_000...2_000_000)) / 7
             default: return Double(int(-5000...5000))
             }

@@ -101,7 +101,10 @@ public struct JSONWriter: Sendable {
         if value == value.rounded(), abs(value) < 1e15 {
             int(Int(value))
         } else if value.isFinite {
-            bytes.append(contentsOf: formatNumber(value).utf8)
+            // `formatNumber`'s text ("\(value)"), as `description` makes it: a short string kept
+            // inline, where the interpolation allocates.
+            var text = value.description
+            text.withUTF8 { bytes.append(contentsOf: $0) }
         } else {
             raw("null")
         }
