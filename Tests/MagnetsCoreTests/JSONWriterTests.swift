@@ -99,7 +99,7 @@ struct JSONWriterTests {
         }
     }
 
-    func text(_ writer: JSONWriter) -> String { String(decoding: writer.bytes, as: UTF8.self) }
+    func text(_ writer: borrowing JSONWriter) -> String { String(decoding: writer.bytes, as: UTF8.self) }
 
     @Test("numbers and strings as JSONValue writes them")
     func values() {
@@ -120,10 +120,10 @@ struct JSONWriterTests {
         }
     }
 
-    @Test("every byte below 0x80 and the line separators are escaped alike")
+    @Test("every byte below 0x80 and the line separators are escaped alike, the buffer growing from one byte")
     func escapes() {
         let all = String(decoding: Array(0..<128 as Range<UInt8>), as: UTF8.self) + "\u{2028}x\u{2029}\u{2028}"
-        var json = JSONWriter()
+        var json = JSONWriter(capacity: 1)
         json.string(all)
         #expect(text(json) == JSONValue.string(all).serialized())
     }

@@ -5,9 +5,9 @@
 /// ```swift
 /// var writer = OpJSONWriter()
 /// writer.write(op, events: events)
-/// output(writer.json.bytes); writer.json.removeAll()
+/// writer.json.withBytes { output($0) }; writer.json.removeAll()
 /// ```
-public struct OpJSONWriter: Sendable {
+public struct OpJSONWriter: ~Copyable {
     /// The text written so far.
     public var json = JSONWriter()
     private var clockText: ClockText?

@@ -124,20 +124,20 @@ extension Magnets {
 
 /// Stdout in 64 KiB writes: a million-line export must not cost a syscall a line. Ops are
 /// written as JSON straight into the buffer (`ops`), text lines through `write`.
-struct BufferedOutput {
+struct BufferedOutput: ~Copyable {
     var ops = OpJSONWriter()
 
     mutating func write(_ text: String) {
-        ops.json.raw(text.utf8)
+        ops.json.raw(text)
     }
 
     mutating func flushIfFull() {
-        if ops.json.bytes.count >= 65_536 { flush() }
+        if ops.json.count >= 65_536 { flush() }
     }
 
     mutating func flush() {
-        guard !ops.json.bytes.isEmpty else { return }
-        ops.json.bytes.withUnsafeBytes { raw in
+        guard ops.json.count > 0 else { return }
+        ops.json.withBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = Foundation.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
