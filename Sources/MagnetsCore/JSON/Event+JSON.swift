@@ -1,5 +1,6 @@
 extension Event {
     /// The JSON form: `{"event": "capture", "zone": "slot", "x": 430, "y": 130}`.
+    /// (`write(to:)` below writes its text directly: a field changed here changes there too.)
     public var json: JSONValue {
         func at(_ p: Point) -> [(String, JSONValue)] { [("x", .number(p.x)), ("y", .number(p.y))] }
         var pairs: [(String, JSONValue)] = [("event", .string(name))]
@@ -33,6 +34,53 @@ extension Event {
             pairs += [("reason", .string(reason))]
         }
         return .object(pairs)
+    }
+
+    /// Writes `json.serialized()`'s bytes, with no tree built (history writes one per event).
+    public func write(to json: inout JSONWriter) {
+        func at(_ p: Point) {
+            json.key("x"); json.number(p.x)
+            json.key("y"); json.number(p.y)
+        }
+        func magnet(_ m: MagnetID) { json.key("magnet"); json.id(m.replica, UInt8(ascii: "-"), m.seq) }
+        func string(_ key: StaticString, _ value: String) { json.key(key); json.string(value) }
+        json.byte(UInt8(ascii: "{"))
+        json.key("event", first: true)
+        json.string(name)
+        switch self {
+        case .created(let name, let size):
+            string("name", name)
+            json.key("width"); json.number(size.width)
+            json.key("height"); json.number(size.height)
+        case .resized(let size):
+            json.key("width"); json.number(size.width)
+            json.key("height"); json.number(size.height)
+        case .constrained(let m, let p):
+            magnet(m); at(p)
+        case .stocked(let letter, let color, let remaining):
+            string("letter", letter); string("color", color)
+            json.key("remaining")
+            if let remaining { json.int(remaining) } else { json.raw("null") }
+        case .zoneAdded(let z), .zoneRemoved(let z):
+            string("zone", z)
+        case .boundaryAdded(let b), .boundaryRemoved(let b):
+            string("boundary", b)
+        case .pulled(let m, let letter, let color, let p):
+            magnet(m); string("letter", letter); string("color", color); at(p)
+        case .moved(let m, let p):
+            magnet(m); at(p)
+        case .contact(let b, let p):
+            string("boundary", b); at(p)
+        case .capture(let z, let p), .recapture(let z, let p):
+            string("zone", z); at(p)
+        case .escape(let m, let z, let p):
+            magnet(m); string("zone", z); at(p)
+        case .returned(let m, let letter, let color):
+            magnet(m); string("letter", letter); string("color", color)
+        case .rejected(let reason):
+            string("reason", reason)
+        }
+        json.byte(UInt8(ascii: "}"))
     }
 
     /// Reads the JSON form back (`nil` when it is not an event).

@@ -1,29 +1,3 @@
-/// Wall times as ISO 8601 in UTC, with no Foundation needed.
-public enum Timestamp {
-    /// `2026-11-22T21:04:05.123Z` for milliseconds since 1970.
-    public static func iso8601(milliseconds ms: Int64) -> String {
-        let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
-        let millis = Int(ms - seconds * 1000)
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secs = Int(seconds - days * 86_400)
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ v: some BinaryInteger, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2)).\(pad(millis, 3))Z"
-    }
-}
-
 extension Target {
     /// `("to", [x, y])` or `("path", [[x, y], …])`.
     var jsonPair: (String, JSONValue) {
@@ -34,8 +8,19 @@ extension Target {
     }
 }
 
+extension Target {
+    /// Writes `jsonPair` as `"to": [x, y]` or `"path": [[x, y], …]`, after a `", "`.
+    func write(to json: inout JSONWriter) {
+        switch self {
+        case .point(let p): json.key("to"); json.point(p)
+        case .path(let ps): json.key("path"); json.array(ps) { $0.point($1) }
+        }
+    }
+}
+
 extension Payload {
-    /// The payload's fields, as history and bundles show them.
+    /// The payload's fields, as history and bundles show them. (`writeFields(to:)` below writes
+    /// their text directly: a field changed here changes there too.)
     public var jsonFields: [(String, JSONValue)] {
         func size(_ s: Size) -> [(String, JSONValue)] { [("width", .number(s.width)), ("height", .number(s.height))] }
         switch self {
@@ -59,6 +44,48 @@ extension Payload {
             return [("magnet", .string(m.description)), target.jsonPair]
         case .returnMagnet(let m):
             return [("magnet", .string(m.description))]
+        }
+    }
+
+    /// Writes the text of `jsonFields` as the inside of an object, each field after a `", "`
+    /// (they follow an op's `kind`).
+    public func writeFields(to json: inout JSONWriter) {
+        func size(_ s: Size) {
+            json.key("width"); json.number(s.width)
+            json.key("height"); json.number(s.height)
+        }
+        func string(_ key: StaticString, _ value: String) { json.key(key); json.string(value) }
+        func magnet(_ m: MagnetID) { json.key("magnet"); json.id(m.replica, UInt8(ascii: "-"), m.seq) }
+        switch self {
+        case .createBoard(let name, let s):
+            string("name", name); size(s)
+        case .resize(let s):
+            size(s)
+        case .trayAdd(let letter, let color, let s, let count):
+            string("letter", letter); string("color", color); size(s)
+            json.key("count")
+            if let count { json.int(count) } else { json.raw("null") }
+            json.key("unlimited"); json.raw(count == nil ? "true" : "false")
+        case .zoneAdd(let zone):
+            string("name", zone.name)
+            json.key("x"); json.number(zone.rect.minX)
+            json.key("y"); json.number(zone.rect.minY)
+            size(zone.rect.size)
+            json.key("capacity"); json.int(zone.capacity)
+            json.key("accepts")
+            if let accepts = zone.accepts { json.array(accepts) { $0.string($1) } } else { json.raw("null") }
+        case .zoneRemove(let name), .boundaryRemove(let name):
+            string("name", name)
+        case .boundaryAdd(let b):
+            string("name", b.name)
+            json.key("from"); json.point(b.segment.from)
+            json.key("to"); json.point(b.segment.to)
+        case .pull(let letter, let color, let target):
+            string("letter", letter); string("color", color); target.write(to: &json)
+        case .move(let m, let target):
+            magnet(m); target.write(to: &json)
+        case .returnMagnet(let m):
+            magnet(m)
         }
     }
 
@@ -140,6 +167,7 @@ extension Operation {
 
     /// The JSON object of an op: `op`, `replica`, `seq`, `lamport`, `clock`, `author`, `time`,
     /// `kind`, then the payload's fields. History adds `events`; bundles write times in ms.
+    /// (`OpJSONWriter` writes its text directly: a field changed here changes there too.)
     public func json(time style: TimeStyle = .iso8601, events: [Event]? = nil) -> JSONValue {
         let clockJSON = JSONValue.object(clock.replicas.map { ($0, .int(clock[$0])) })
         var pairs: [(String, JSONValue)] = [

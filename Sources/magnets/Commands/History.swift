@@ -54,9 +54,11 @@ extension Magnets {
             try file.history(limit: limit, magnet: magnetID) { entry in
                 switch format {
                 case .json:
-                    out.write((first ? "\n  " : ",\n  ") + entry.op.json(events: entry.events).serialized())
+                    out.write(first ? "\n  " : ",\n  ")
+                    out.ops.write(entry.op, events: entry.events)
                 case .ndjson:
-                    out.write(entry.op.json(events: entry.events).serialized() + "\n")
+                    out.ops.write(entry.op, events: entry.events)
+                    out.ops.json.byte(UInt8(ascii: "\n"))
                 case .csv:
                     let clock = entry.op.clock.description
                     let fields = [entry.op.id.description, entry.op.id.replica, String(entry.op.id.seq), String(entry.op.lamport), clock,
@@ -66,6 +68,7 @@ extension Magnets {
                 case .table:
                     out.write(Self.tableRow(entry, width: width, color: color) + "\n")
                 }
+                out.flushIfFull()
                 first = false
             }
             if format == .json { out.write(first ? "]\n" : "\n]\n") }
@@ -119,18 +122,22 @@ extension Magnets {
     }
 }
 
-/// Stdout in 64 KiB writes: a million-line export must not cost a syscall a line.
-struct BufferedOutput {
-    var buffer: [UInt8] = []
+/// Stdout in 64 KiB writes: a million-line export must not cost a syscall a line. Ops are
+/// written as JSON straight into the buffer (`ops`), text lines through `write`.
+struct BufferedOutput: ~Copyable {
+    var ops = OpJSONWriter()
 
     mutating func write(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
-        if buffer.count >= 65_536 { flush() }
+        ops.json.raw(text)
+    }
+
+    mutating func flushIfFull() {
+        if ops.json.count >= 65_536 { flush() }
     }
 
     mutating func flush() {
-        guard !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { raw in
+        guard ops.json.count > 0 else { return }
+        ops.json.withBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = Foundation.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
@@ -139,6 +146,6 @@ struct BufferedOutput {
                 offset += n
             }
         }
-        buffer.removeAll(keepingCapacity: true)
+        ops.json.removeAll()
     }
 }
