@@ -103,10 +103,11 @@ extension BoardFile {
             var position = 0
             let skip = magnet == nil ? max(0, total - (limit ?? total)) : 0
             var matched: [HistoryEntry] = [] // only with --magnet and --limit together
+            let labels = index.labels // (the closure takes the labels alone, not the whole index)
             try OpLog.forEach(after: nil, withOutcomes: true, db, index: index) { op, stored in
                 position += 1
                 if position <= skip { return true }
-                let events = try OpRows.events(for: op, stored: stored, labels: index.labels)
+                let events = try OpRows.events(for: op, stored: stored, labels: labels)
                 let entry = HistoryEntry(position: position, op: op, events: events)
                 if let magnet {
                     guard BoardFile.touches(entry, magnet) else { return true }
