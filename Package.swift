@@ -3,11 +3,14 @@ import PackageDescription
 
 /// Links the Swift runtime and Foundation statically: `-static-stdlib`, and the static libraries
 /// they use, in one group (the linker then finds each symbol whatever their order).
-let staticSwiftRuntime = ["-static-stdlib", "-Xlinker", "--start-group"] + [
-    "Foundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU", "_FoundationCShims",
-    "_FoundationCollections", "CoreFoundation", "swiftSynchronization", "swiftDispatch", "dispatch", "BlocksRuntime",
-    "swift_Concurrency", "swift_StringProcessing", "swift_RegexParser", "swiftGlibc", "swift_Builtin_float",
-].flatMap { ["-Xlinker", "-l\($0)"] } + ["-Xlinker", "--end-group"]
+let staticSwiftRuntime =
+    ["-static-stdlib", "-Xlinker", "--start-group"]
+    + [
+        "Foundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU", "_FoundationCShims",
+        "_FoundationCollections", "CoreFoundation", "swiftSynchronization", "swiftDispatch", "dispatch",
+        "BlocksRuntime",
+        "swift_Concurrency", "swift_StringProcessing", "swift_RegexParser", "swiftGlibc", "swift_Builtin_float",
+    ].flatMap { ["-Xlinker", "-l\($0)"] } + ["-Xlinker", "--end-group"]
 
 let package = Package(
     name: "magnets",
@@ -44,8 +47,10 @@ let package = Package(
         // The command line: parses, calls the store, prints.
         .executableTarget(
             name: "magnets",
-            dependencies: ["MagnetsStore", "MagnetsRender",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "MagnetsStore", "MagnetsRender",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             // Release builds on Linux carry the Swift runtime and Foundation inside the binary
             // (what `swift build --static-swift-stdlib` does, here for every release build): no
             // dynamic linking at each start, direct calls into the runtime. README, "Benchmarks".
@@ -70,13 +75,16 @@ let package = Package(
 
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         // Crashers/ holds files the fuzzer found; the tests read them from the source tree.
-        .testTarget(name: "MagnetsStoreTests", dependencies: ["MagnetsStore", .product(name: "GRDB", package: "GRDB.swift")],
-                    exclude: ["Crashers"]),
+        .testTarget(
+            name: "MagnetsStoreTests", dependencies: ["MagnetsStore", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Crashers"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         // Fixtures/ holds board files of older formats.
-        .testTarget(name: "MagnetsCLITests", dependencies: ["MagnetsStore", "magnets", .product(name: "GRDB", package: "GRDB.swift")],
-                    exclude: ["Fixtures"]),
+        .testTarget(
+            name: "MagnetsCLITests",
+            dependencies: ["MagnetsStore", "magnets", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -37,7 +37,8 @@ enum Markup {
         var out = ""
         for scalar in text.unicodeScalars {
             let v = scalar.value
-            let ok = (0x30...0x39).contains(v) || (0x41...0x5A).contains(v) || (0x61...0x7A).contains(v)
+            let ok =
+                (0x30...0x39).contains(v) || (0x41...0x5A).contains(v) || (0x61...0x7A).contains(v)
                 || scalar == "-" || scalar == "_" || scalar == "."
             out += ok ? String(scalar) : "_"
         }
@@ -58,7 +59,10 @@ enum Markup {
         var fraction = magnitude % 1000
         if fraction != 0 {
             var digits = 3
-            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
+            }
             let text = String(fraction)
             s += "." + String(repeating: "0", count: digits - text.count) + text
         }
@@ -84,10 +88,14 @@ enum Markup {
 
 /// The part of a segment inside `rect` (Liang–Barsky), or `nil` when no part of it is.
 func clipped(_ s: Segment, to rect: Rect) -> (Point, Point)? {
-    let dx = s.to.x - s.from.x, dy = s.to.y - s.from.y
-    var t0 = 0.0, t1 = 1.0
-    for (p, q) in [(-dx, s.from.x - rect.minX), (dx, rect.maxX - s.from.x),
-                   (-dy, s.from.y - rect.minY), (dy, rect.maxY - s.from.y)] {
+    let dx = s.to.x - s.from.x
+    let dy = s.to.y - s.from.y
+    var t0 = 0.0
+    var t1 = 1.0
+    for (p, q) in [
+        (-dx, s.from.x - rect.minX), (dx, rect.maxX - s.from.x),
+        (-dy, s.from.y - rect.minY), (dy, rect.maxY - s.from.y),
+    ] {
         if p == 0 {
             if q < 0 { return nil }
         } else {

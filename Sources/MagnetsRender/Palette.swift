@@ -212,7 +212,8 @@ struct RGB: Hashable, Sendable {
 private func power24(_ x: Double) -> Double {
     guard x > 0 else { return 0 }
     let target = x * x
-    var lo = 0.0, hi = 1.0
+    var lo = 0.0
+    var hi = 1.0
     for _ in 0..<60 {
         let mid = (lo + hi) / 2
         let m2 = mid * mid

@@ -31,12 +31,15 @@ extension TerminalPicture {
         lines.append(summary)
 
         lines.append("")
-        lines += section("magnets", header: ["ID", "LETTER", "COLOR", "X", "Y", "ZONE", "Z"],
-                         rows: magnets.map { m in
-                             [m.id.description, m.letter, m.color, formatNumber(m.center.x),
-                              formatNumber(m.center.y), m.zone ?? "-", String(m.z)]
-                         },
-                         rightAligned: [3, 4, 6])
+        lines += section(
+            "magnets", header: ["ID", "LETTER", "COLOR", "X", "Y", "ZONE", "Z"],
+            rows: magnets.map { m in
+                [
+                    m.id.description, m.letter, m.color, formatNumber(m.center.x),
+                    formatNumber(m.center.y), m.zone ?? "-", String(m.z),
+                ]
+            },
+            rightAligned: [3, 4, 6])
 
         lines.append("")
         lines.append(wordsLine(board))
@@ -44,28 +47,33 @@ extension TerminalPicture {
         lines.append("")
         var held: [String: [MagnetID]] = [:]
         for m in magnets { if let zone = m.zone { held[zone, default: []].append(m.id) } }
-        lines += section("zones", header: ["NAME", "RECT", "CAPACITY", "ACCEPTS", "MAGNETS"],
-                         rows: board.zones.map { z in
-                             let ids = held[z.name] ?? []
-                             return [z.name, z.rect.description, "\(ids.count)/\(z.capacity)",
-                                     z.accepts?.joined(separator: ",") ?? "any",
-                                     ids.isEmpty ? "-" : ids.map(\.description).joined(separator: ",")]
-                         },
-                         rightAligned: [])
+        lines += section(
+            "zones", header: ["NAME", "RECT", "CAPACITY", "ACCEPTS", "MAGNETS"],
+            rows: board.zones.map { z in
+                let ids = held[z.name] ?? []
+                return [
+                    z.name, z.rect.description, "\(ids.count)/\(z.capacity)",
+                    z.accepts?.joined(separator: ",") ?? "any",
+                    ids.isEmpty ? "-" : ids.map(\.description).joined(separator: ","),
+                ]
+            },
+            rightAligned: [])
 
         lines.append("")
-        lines += section("boundaries", header: ["NAME", "FROM", "TO"],
-                         rows: board.boundaries.map { b in
-                             [b.name, b.segment.from.description, b.segment.to.description]
-                         },
-                         rightAligned: [])
+        lines += section(
+            "boundaries", header: ["NAME", "FROM", "TO"],
+            rows: board.boundaries.map { b in
+                [b.name, b.segment.from.description, b.segment.to.description]
+            },
+            rightAligned: [])
 
         lines.append("")
-        lines += section("tray", header: ["LETTER", "COLOR", "SIZE", "REMAINING"],
-                         rows: board.tray.map { t in
-                             [t.letter, t.color, t.size.description, t.remaining.map(String.init) ?? "unlimited"]
-                         },
-                         rightAligned: [])
+        lines += section(
+            "tray", header: ["LETTER", "COLOR", "SIZE", "REMAINING"],
+            rows: board.tray.map { t in
+                [t.letter, t.color, t.size.description, t.remaining.map(String.init) ?? "unlimited"]
+            },
+            rightAligned: [])
         return lines.joined(separator: "\n")
     }
 
@@ -76,7 +84,8 @@ extension TerminalPicture {
     public static func wordsLine(_ board: Board) -> String {
         let words = board.words
         guard !words.isEmpty else { return "words: none" }
-        return "words: " + words.map { "\(TerminalText.sanitized($0.text)) at \(Point(x: $0.x, y: $0.y))" }.joined(separator: " · ")
+        return "words: "
+            + words.map { "\(TerminalText.sanitized($0.text)) at \(Point(x: $0.x, y: $0.y))" }.joined(separator: " · ")
     }
 
     /// `1 zone`, `2 zones`.

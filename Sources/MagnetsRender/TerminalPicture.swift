@@ -112,8 +112,9 @@ extension TerminalPicture {
             let maxRows = max(8, total / 2)
             if rows > maxRows {
                 rows = maxRows
-                columns = max(TerminalPicture.minimumColumns - 2,
-                              min(columns, Int((Double(rows) * 2 * size.width / size.height).rounded())))
+                columns = max(
+                    TerminalPicture.minimumColumns - 2,
+                    min(columns, Int((Double(rows) * 2 * size.width / size.height).rounded())))
             }
             self.columns = columns
             self.rows = rows
@@ -182,7 +183,8 @@ extension TerminalPicture {
         mutating func draw(_ zone: Zone, holding letters: String = "") {
             let r = zone.rect
             guard r.minX.isFinite, r.minY.isFinite, r.maxX.isFinite, r.maxY.isFinite else { return }
-            let left = column(r.minX), top = row(r.minY)
+            let left = column(r.minX)
+            let top = row(r.minY)
             let right = max(left, Self.cellIndex((r.maxX * scaleX).rounded(.up)) - 1)
             let bottom = max(top, Self.cellIndex((r.maxY * scaleY).rounded(.up)) - 1)
             guard right >= 0, left < columns, bottom >= 0, top < rows else { return }
@@ -211,7 +213,8 @@ extension TerminalPicture {
             // The label goes on the top edge when it fits there, else just above the zone (or
             // below it, or over the edge when the zone spans the whole height).
             let label = "\(zone.name) \(zone.occupancy)/\(zone.capacity)" + (letters.isEmpty ? "" : " [\(letters)]")
-            let inside = max(left, 0) + 1, insideEnd = min(right, columns) - 1
+            let inside = max(left, 0) + 1
+            let insideEnd = min(right, columns) - 1
             if top >= 0, TerminalText.width(label) <= insideEnd - inside {
                 write(label, row: top, column: inside, style: .zone)
             } else if top - 1 >= 0 {
@@ -239,8 +242,10 @@ extension TerminalPicture {
             } else {
                 glyph = (dx > 0) == (dy > 0) ? "╲" : "╱"
             }
-            let c0 = min(column(a.x), columns - 1), r0 = min(row(a.y), rows - 1)
-            let c1 = min(column(b.x), columns - 1), r1 = min(row(b.y), rows - 1)
+            let c0 = min(column(a.x), columns - 1)
+            let r0 = min(row(a.y), rows - 1)
+            let c1 = min(column(b.x), columns - 1)
+            let r1 = min(row(b.y), rows - 1)
             let steps = max(abs(c1 - c0), abs(r1 - r0))
             for i in 0...steps {
                 let t = steps == 0 ? 0 : Double(i) / Double(steps)

@@ -42,8 +42,9 @@ public enum Timelapse {
         /// The frame of `op`, applied to `before` with `outcome`, giving `after`: its trace
         /// highlights the magnet the op changed and its drag path.
         public init(op: MagnetsCore.Operation, outcome: Outcome, before: Board, after: Board, caption: String) {
-            self.init(board: after, caption: caption, rejected: outcome.isRejected,
-                      trace: Trace(op: op, outcome: outcome, before: before, after: after))
+            self.init(
+                board: after, caption: caption, rejected: outcome.isRejected,
+                trace: Trace(op: op, outcome: outcome, before: before, after: after))
         }
     }
 
@@ -51,45 +52,48 @@ public enum Timelapse {
     ///
     /// - Complexity: O(total size of the frames' SVG pictures).
     public static func render(title: String, frames: [Frame]) -> String {
-        let data = JSONValue.array(frames.map { frame in
-            let (under, over) = layers(frame)
-            return .object([("caption", .string(frame.caption)), ("rejected", .bool(frame.rejected)),
-                     ("magnet", frame.trace.map { .string($0.magnet.description) } ?? .null),
-                     ("path", .array((frame.trace?.path ?? []).map(JSONValue.point))),
-                     ("svg", .string(SVGPicture.element(frame.board))),
-                     ("under", .string(under)), ("over", .string(over))])
-        })
+        let data = JSONValue.array(
+            frames.map { frame in
+                let (under, over) = layers(frame)
+                return .object([
+                    ("caption", .string(frame.caption)), ("rejected", .bool(frame.rejected)),
+                    ("magnet", frame.trace.map { .string($0.magnet.description) } ?? .null),
+                    ("path", .array((frame.trace?.path ?? []).map(JSONValue.point))),
+                    ("svg", .string(SVGPicture.element(frame.board))),
+                    ("under", .string(under)), ("over", .string(over)),
+                ])
+            })
         let last = frames.last
         let count = frames.count
         let shownTitle = Markup.escape(title.isEmpty ? "magnets" : title)
 
         var html = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="generator" content="magnets">
-        <title>\(shownTitle)</title>
-        <style>
-        \(style)
-        </style>
-        </head>
-        <body>
-        <main>
-        <header><h1>\(shownTitle)</h1><span class="count">\(count) \(count == 1 ? "frame" : "frames")</span></header>
-        <figure id="stage">\(last.map { SVGPicture.element($0.board) } ?? "<p class=\"empty\">No frames to show.</p>")</figure>
-        <div class="controls">
-        <button id="play" type="button" aria-label="Play"\(count < 2 ? " disabled" : "")>▶</button>
-        <input id="scrub" type="range" min="0" max="\(max(0, count - 1))" step="1" value="\(max(0, count - 1))" aria-label="Frame"\(count < 2 ? " disabled" : "")>
-        <span id="counter">\(count == 0 ? "0 / 0" : "\(count) / \(count)")</span>
-        <select id="speed" aria-label="Speed"><option value="0.5">½×</option><option value="1" selected>1×</option><option value="2">2×</option><option value="4">4×</option></select>
-        </div>
-        <p id="caption">\(Markup.escape(last?.caption ?? ""))</p>
-        <ol id="steps"></ol>
-        </main>
-        <script type="application/json" id="magnets-frames">
-        """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="generator" content="magnets">
+            <title>\(shownTitle)</title>
+            <style>
+            \(style)
+            </style>
+            </head>
+            <body>
+            <main>
+            <header><h1>\(shownTitle)</h1><span class="count">\(count) \(count == 1 ? "frame" : "frames")</span></header>
+            <figure id="stage">\(last.map { SVGPicture.element($0.board) } ?? "<p class=\"empty\">No frames to show.</p>")</figure>
+            <div class="controls">
+            <button id="play" type="button" aria-label="Play"\(count < 2 ? " disabled" : "")>▶</button>
+            <input id="scrub" type="range" min="0" max="\(max(0, count - 1))" step="1" value="\(max(0, count - 1))" aria-label="Frame"\(count < 2 ? " disabled" : "")>
+            <span id="counter">\(count == 0 ? "0 / 0" : "\(count) / \(count)")</span>
+            <select id="speed" aria-label="Speed"><option value="0.5">½×</option><option value="1" selected>1×</option><option value="2">2×</option><option value="4">4×</option></select>
+            </div>
+            <p id="caption">\(Markup.escape(last?.caption ?? ""))</p>
+            <ol id="steps"></ol>
+            </main>
+            <script type="application/json" id="magnets-frames">
+            """
         html += Markup.scriptJSON(data)
         html += "</script>\n<script>\n" + script + "</script>\n</body>\n</html>\n"
         return html
@@ -103,118 +107,118 @@ public enum Timelapse {
     // MARK: - Page parts
 
     static let style = """
-    :root { color-scheme: light; }
-    body { margin: 0; background: #f4f1ea; color: #2f2b25;
-      font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; }
-    main { max-width: 1080px; margin: 0 auto; padding: 20px 24px 40px; }
-    header { display: flex; align-items: baseline; gap: 12px; }
-    h1 { font-size: 20px; margin: 0 0 12px; overflow-wrap: anywhere; }
-    .count { color: #7a7366; font-size: 13px; }
-    #stage { margin: 0; background: #ebe7df; border-radius: 10px; overflow: hidden;
-      box-shadow: 0 1px 3px rgba(0,0,0,.12), 0 6px 24px rgba(0,0,0,.06); }
-    #stage svg { display: block; width: 100%; height: auto; max-height: 78vh; }
-    .empty { padding: 48px; text-align: center; color: #7a7366; }
-    .controls { display: flex; align-items: center; gap: 12px; margin: 14px 0 6px; }
-    #scrub { flex: 1; accent-color: #3f6fa8; }
-    button { font: inherit; font-size: 16px; width: 44px; height: 34px; border-radius: 8px; cursor: pointer;
-      border: 1px solid #c8c1b3; background: #fdfcf8; color: #2f2b25; }
-    button:disabled { opacity: .4; cursor: default; }
-    select { font: inherit; border-radius: 6px; border: 1px solid #c8c1b3; background: #fdfcf8; padding: 4px; }
-    #counter { font-variant-numeric: tabular-nums; color: #5d574c; min-width: 6em; text-align: right; }
-    #caption { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 14px;
-      background: #fdfcf8; border: 1px solid #ddd7cb; border-radius: 8px; padding: 10px 12px; margin: 6px 0 14px;
-      min-height: 1.45em; white-space: pre-wrap; overflow-wrap: anywhere; }
-    #steps { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px;
-      max-height: 240px; overflow: auto; margin: 0; padding: 6px 6px 6px 3.2em; background: #fdfcf8;
-      border: 1px solid #ddd7cb; border-radius: 8px; }
-    #steps li { cursor: pointer; padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
-    #steps li:hover { background: #efebe3; }
-    #steps li.current { background: #dfe8f3; }
-    #steps li.rejected, #caption.rejected { color: #9a3b2e; }
-    #steps li.rejected::before, #caption.rejected::before { content: "✕ rejected · "; font-weight: 600; }
-    """
+        :root { color-scheme: light; }
+        body { margin: 0; background: #f4f1ea; color: #2f2b25;
+          font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; }
+        main { max-width: 1080px; margin: 0 auto; padding: 20px 24px 40px; }
+        header { display: flex; align-items: baseline; gap: 12px; }
+        h1 { font-size: 20px; margin: 0 0 12px; overflow-wrap: anywhere; }
+        .count { color: #7a7366; font-size: 13px; }
+        #stage { margin: 0; background: #ebe7df; border-radius: 10px; overflow: hidden;
+          box-shadow: 0 1px 3px rgba(0,0,0,.12), 0 6px 24px rgba(0,0,0,.06); }
+        #stage svg { display: block; width: 100%; height: auto; max-height: 78vh; }
+        .empty { padding: 48px; text-align: center; color: #7a7366; }
+        .controls { display: flex; align-items: center; gap: 12px; margin: 14px 0 6px; }
+        #scrub { flex: 1; accent-color: #3f6fa8; }
+        button { font: inherit; font-size: 16px; width: 44px; height: 34px; border-radius: 8px; cursor: pointer;
+          border: 1px solid #c8c1b3; background: #fdfcf8; color: #2f2b25; }
+        button:disabled { opacity: .4; cursor: default; }
+        select { font: inherit; border-radius: 6px; border: 1px solid #c8c1b3; background: #fdfcf8; padding: 4px; }
+        #counter { font-variant-numeric: tabular-nums; color: #5d574c; min-width: 6em; text-align: right; }
+        #caption { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 14px;
+          background: #fdfcf8; border: 1px solid #ddd7cb; border-radius: 8px; padding: 10px 12px; margin: 6px 0 14px;
+          min-height: 1.45em; white-space: pre-wrap; overflow-wrap: anywhere; }
+        #steps { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px;
+          max-height: 240px; overflow: auto; margin: 0; padding: 6px 6px 6px 3.2em; background: #fdfcf8;
+          border: 1px solid #ddd7cb; border-radius: 8px; }
+        #steps li { cursor: pointer; padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
+        #steps li:hover { background: #efebe3; }
+        #steps li.current { background: #dfe8f3; }
+        #steps li.rejected, #caption.rejected { color: #9a3b2e; }
+        #steps li.rejected::before, #caption.rejected::before { content: "✕ rejected · "; font-weight: 600; }
+        """
 
     static let script = """
-    (function () {
-      "use strict";
-      var frames = JSON.parse(document.getElementById("magnets-frames").textContent);
-      var stage = document.getElementById("stage");
-      var scrub = document.getElementById("scrub");
-      var play = document.getElementById("play");
-      var speed = document.getElementById("speed");
-      var counter = document.getElementById("counter");
-      var caption = document.getElementById("caption");
-      var steps = document.getElementById("steps");
-      if (frames.length === 0) { steps.hidden = true; return; }
-      var items = [];
-      frames.forEach(function (frame, i) {
-        var li = document.createElement("li");
-        li.textContent = frame.caption;
-        if (frame.rejected) { li.className = "rejected"; }
-        li.addEventListener("click", function () { stop(); show(i); });
-        steps.appendChild(li);
-        items.push(li);
-      });
-      var current = -1, timer = null;
-      function show(i) {
-        i = Math.max(0, Math.min(frames.length - 1, i));
-        if (i !== current) {
-          stage.innerHTML = frames[i].svg;
-          // The step's trace: its drag path under the magnets, a ring over them.
-          var svg = stage.querySelector("svg");
-          if (svg && frames[i].under) {
-            var magnets = svg.querySelector("g.magnets");
-            if (magnets) { magnets.insertAdjacentHTML("beforebegin", frames[i].under); }
-            else { svg.insertAdjacentHTML("beforeend", frames[i].under); }
+        (function () {
+          "use strict";
+          var frames = JSON.parse(document.getElementById("magnets-frames").textContent);
+          var stage = document.getElementById("stage");
+          var scrub = document.getElementById("scrub");
+          var play = document.getElementById("play");
+          var speed = document.getElementById("speed");
+          var counter = document.getElementById("counter");
+          var caption = document.getElementById("caption");
+          var steps = document.getElementById("steps");
+          if (frames.length === 0) { steps.hidden = true; return; }
+          var items = [];
+          frames.forEach(function (frame, i) {
+            var li = document.createElement("li");
+            li.textContent = frame.caption;
+            if (frame.rejected) { li.className = "rejected"; }
+            li.addEventListener("click", function () { stop(); show(i); });
+            steps.appendChild(li);
+            items.push(li);
+          });
+          var current = -1, timer = null;
+          function show(i) {
+            i = Math.max(0, Math.min(frames.length - 1, i));
+            if (i !== current) {
+              stage.innerHTML = frames[i].svg;
+              // The step's trace: its drag path under the magnets, a ring over them.
+              var svg = stage.querySelector("svg");
+              if (svg && frames[i].under) {
+                var magnets = svg.querySelector("g.magnets");
+                if (magnets) { magnets.insertAdjacentHTML("beforebegin", frames[i].under); }
+                else { svg.insertAdjacentHTML("beforeend", frames[i].under); }
+              }
+              if (svg && frames[i].over) { svg.insertAdjacentHTML("beforeend", frames[i].over); }
+              if (current >= 0) { items[current].className = frames[current].rejected ? "rejected" : ""; }
+              items[i].className = frames[i].rejected ? "current rejected" : "current";
+              // Keep the current step in view by scrolling the list alone (scrollIntoView would
+              // scroll the whole page too, away from the board).
+              var item = items[i], top = item.offsetTop - steps.offsetTop;
+              if (top < steps.scrollTop) { steps.scrollTop = top; }
+              else if (top + item.offsetHeight > steps.scrollTop + steps.clientHeight) {
+                steps.scrollTop = top + item.offsetHeight - steps.clientHeight;
+              }
+            }
+            current = i;
+            scrub.value = String(i);
+            counter.textContent = (i + 1) + " / " + frames.length;
+            caption.textContent = frames[i].caption;
+            caption.className = frames[i].rejected ? "rejected" : "";
           }
-          if (svg && frames[i].over) { svg.insertAdjacentHTML("beforeend", frames[i].over); }
-          if (current >= 0) { items[current].className = frames[current].rejected ? "rejected" : ""; }
-          items[i].className = frames[i].rejected ? "current rejected" : "current";
-          // Keep the current step in view by scrolling the list alone (scrollIntoView would
-          // scroll the whole page too, away from the board).
-          var item = items[i], top = item.offsetTop - steps.offsetTop;
-          if (top < steps.scrollTop) { steps.scrollTop = top; }
-          else if (top + item.offsetHeight > steps.scrollTop + steps.clientHeight) {
-            steps.scrollTop = top + item.offsetHeight - steps.clientHeight;
+          function delay() { return 700 / (parseFloat(speed.value) || 1); }
+          function tick() {
+            if (current >= frames.length - 1) { stop(); return; }
+            show(current + 1);
+            timer = setTimeout(tick, delay());
           }
-        }
-        current = i;
-        scrub.value = String(i);
-        counter.textContent = (i + 1) + " / " + frames.length;
-        caption.textContent = frames[i].caption;
-        caption.className = frames[i].rejected ? "rejected" : "";
-      }
-      function delay() { return 700 / (parseFloat(speed.value) || 1); }
-      function tick() {
-        if (current >= frames.length - 1) { stop(); return; }
-        show(current + 1);
-        timer = setTimeout(tick, delay());
-      }
-      function start() {
-        if (frames.length < 2) { return; }
-        if (current >= frames.length - 1) { show(0); }
-        play.textContent = "❚❚"; play.setAttribute("aria-label", "Pause");
-        timer = setTimeout(tick, delay());
-      }
-      function stop() {
-        if (timer !== null) { clearTimeout(timer); timer = null; }
-        play.textContent = "▶"; play.setAttribute("aria-label", "Play");
-      }
-      play.addEventListener("click", function () { if (timer === null) { start(); } else { stop(); } });
-      scrub.addEventListener("input", function () { stop(); show(parseInt(scrub.value, 10) || 0); });
-      document.addEventListener("keydown", function (event) {
-        if (event.target && event.target.tagName === "SELECT") { return; }
-        if (event.key === "ArrowRight") { stop(); show(current + 1); event.preventDefault(); }
-        else if (event.key === "ArrowLeft") { stop(); show(current - 1); event.preventDefault(); }
-        else if (event.key === "Home") { stop(); show(0); event.preventDefault(); }
-        else if (event.key === "End") { stop(); show(frames.length - 1); event.preventDefault(); }
-        else if (event.key === " " && event.target === document.body) {
-          if (timer === null) { start(); } else { stop(); }
-          event.preventDefault();
-        }
-      });
-      show(frames.length - 1);
-    })();
+          function start() {
+            if (frames.length < 2) { return; }
+            if (current >= frames.length - 1) { show(0); }
+            play.textContent = "❚❚"; play.setAttribute("aria-label", "Pause");
+            timer = setTimeout(tick, delay());
+          }
+          function stop() {
+            if (timer !== null) { clearTimeout(timer); timer = null; }
+            play.textContent = "▶"; play.setAttribute("aria-label", "Play");
+          }
+          play.addEventListener("click", function () { if (timer === null) { start(); } else { stop(); } });
+          scrub.addEventListener("input", function () { stop(); show(parseInt(scrub.value, 10) || 0); });
+          document.addEventListener("keydown", function (event) {
+            if (event.target && event.target.tagName === "SELECT") { return; }
+            if (event.key === "ArrowRight") { stop(); show(current + 1); event.preventDefault(); }
+            else if (event.key === "ArrowLeft") { stop(); show(current - 1); event.preventDefault(); }
+            else if (event.key === "Home") { stop(); show(0); event.preventDefault(); }
+            else if (event.key === "End") { stop(); show(frames.length - 1); event.preventDefault(); }
+            else if (event.key === " " && event.target === document.body) {
+              if (timer === null) { start(); } else { stop(); }
+              event.preventDefault();
+            }
+          });
+          show(frames.length - 1);
+        })();
 
-    """
+        """
 }

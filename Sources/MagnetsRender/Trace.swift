@@ -41,7 +41,9 @@ public struct Trace: Hashable, Sendable {
         case .pull(_, _, let target):
             let id = MagnetID(pulledBy: op.id)
             guard let magnet = after.magnets[id],
-                  case .pulled(_, _, _, let start)? = outcome.events.first(where: { if case .pulled = $0 { true } else { false } })
+                case .pulled(_, _, _, let start)? = outcome.events.first(where: {
+                    if case .pulled = $0 { true } else { false }
+                })
             else { return nil }
             var points = [start]
             if case .path(let path) = target, let (_, index) = Swipe.recognise(path) {
@@ -86,8 +88,10 @@ public struct Trace: Hashable, Sendable {
     static func cut(_ path: [Point], at point: Point) -> [Point] {
         guard path.count >= 2 else { return path }
         for i in 0..<(path.count - 1) {
-            let a = path[i], b = path[i + 1]
-            let dx = b.x - a.x, dy = b.y - a.y
+            let a = path[i]
+            let b = path[i + 1]
+            let dx = b.x - a.x
+            let dy = b.y - a.y
             let length2 = dx * dx + dy * dy
             let t = length2 == 0 ? 0 : max(0, min(1, ((point.x - a.x) * dx + (point.y - a.y) * dy) / length2))
             let q = a.interpolated(to: b, at: t)
@@ -107,16 +111,19 @@ public struct Trace: Hashable, Sendable {
         guard let first = path.first else { return path }
         if inside(first) { return [first] }
         for i in 0..<max(0, path.count - 1) {
-            let a = path[i], b = path[i + 1]
+            let a = path[i]
+            let b = path[i + 1]
             // The t in [0, 1] for which |a + (b − a)·t − center| < half on an axis.
             func window(_ p: Double, _ v: Double, _ c: Double, _ half: Double) -> (Double, Double) {
                 if v == 0 { return abs(p - c) < half ? (-.infinity, .infinity) : (.infinity, -.infinity) }
-                let t1 = (c - half - p) / v, t2 = (c + half - p) / v
+                let t1 = (c - half - p) / v
+                let t2 = (c + half - p) / v
                 return v > 0 ? (t1, t2) : (t2, t1)
             }
             let (x0, x1) = window(a.x, b.x - a.x, center.x, halfX)
             let (y0, y1) = window(a.y, b.y - a.y, center.y, halfY)
-            let lower = max(x0, y0, 0), upper = min(x1, y1, 1)
+            let lower = max(x0, y0, 0)
+            let upper = min(x1, y1, 1)
             if lower < upper { return Array(path[...i]) + [a.interpolated(to: b, at: lower)] }
         }
         return path

@@ -72,7 +72,9 @@ enum Verification {
             for (k, entry) in list.enumerated() {
                 let why: String?
                 if entry.seq != k + 1 {
-                    why = entry.seq <= k ? "seq \(entry.seq) is held twice" : "ops of '\(replica)' leave a gap before seq \(entry.seq)"
+                    why =
+                        entry.seq <= k
+                        ? "seq \(entry.seq) is held twice" : "ops of '\(replica)' leave a gap before seq \(entry.seq)"
                 } else if entry.lamport <= (lamports.last ?? 0) {
                     why = "its Lamport number is not larger than its predecessor's"
                 } else {
@@ -86,8 +88,10 @@ enum Verification {
             }
             seen.lamports[replica] = lamports
         }
-        seen.rowsBelowOne = try Int.fetchOne(db, sql: "SELECT count(*) FROM op WHERE id < ?",
-                                             arguments: [OpKey(lamport: 1, replica: 0).rawValue]) ?? 0
+        seen.rowsBelowOne =
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM op WHERE id < ?",
+                arguments: [OpKey(lamport: 1, replica: 0).rawValue]) ?? 0
         return seen
     }
 
@@ -109,7 +113,8 @@ enum Verification {
     /// Why `op` cannot stay in the log, or nil.
     static func problem(of op: Operation, _ seen: Seen) -> String? {
         if let broken = seen.broken[op.id.replica], op.id.seq >= broken.seq {
-            return broken.seq == op.id.seq ? broken.why : "it follows op \(op.id.replica):\(broken.seq), which cannot stay"
+            return broken.seq == op.id.seq
+                ? broken.why : "it follows op \(op.id.replica):\(broken.seq), which cannot stay"
         }
         guard let expected = expectedLamport(of: op, seen) else {
             return "it depends on an op the log does not hold"
@@ -134,7 +139,9 @@ enum Verification {
                 note("the outcome page at op key \(page.first) is unreadable")
                 continue
             }
-            if let previous, OpKey(page.first) <= previous { note("the outcome page at op key \(page.first) overlaps the one before") }
+            if let previous, OpKey(page.first) <= previous {
+                note("the outcome page at op key \(page.first) overlaps the one before")
+            }
             for entry in entries { stored[entry.key] = entry.events }
             previous = entries.last!.key
         }
@@ -146,15 +153,16 @@ enum Verification {
         if seen.rowsBelowOne > 0 {
             note("\(seen.rowsBelowOne) op row(s) have a Lamport number below 1 — 'magnets check --repair' removes them")
         }
-        var runFirsts: [OpID: Int] = [:] // each run's first op, and the Lamport number its row gives it
+        var runFirsts: [OpID: Int] = [:]  // each run's first op, and the Lamport number its row gives it
         for (replica, runs) in index.runs {
             guard let name = index.replicaNames[replica] else { continue }
             for run in runs { runFirsts[OpID(replica: name, seq: run.firstSeq)] = run.firstLamport }
         }
         try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
             if let why = problem(of: op, seen) {
-                note("op \(op.id) " + (why.hasPrefix("has ") ? why : "cannot stay in the log: \(why)")
-                     + " — 'magnets check --repair' takes it and the ops that depend on it out of the log")
+                note(
+                    "op \(op.id) " + (why.hasPrefix("has ") ? why : "cannot stay in the log: \(why)")
+                        + " — 'magnets check --repair' takes it and the ops that depend on it out of the log")
             }
             if let first = runFirsts[op.id], first != op.lamport {
                 note("the run starting at op \(op.id) gives it Lamport number \(first), the log \(op.lamport)")
@@ -172,11 +180,13 @@ enum Verification {
                 note("the outcome of op \(op.id) is missing")
             }
             if position % interval == 0 {
-                let want = CheckpointRecord(position: position, lamport: op.lamport, replica: op.id.replica,
-                                            clock: clock.description, board: BoardSnapshot.encode(board))
+                let want = CheckpointRecord(
+                    position: position, lamport: op.lamport, replica: op.id.replica,
+                    clock: clock.description, board: BoardSnapshot.encode(board))
                 if let row = checkpoints.removeValue(forKey: position) {
                     if Integration.start(from: row).map({ ($0.board, $0.clock, $0.after) })
-                        .map({ $0 != (board, clock, OrderKey(op)) }) ?? true || row.lamport != want.lamport {
+                        .map({ $0 != (board, clock, OrderKey(op)) }) ?? true || row.lamport != want.lamport
+                    {
                         note("checkpoint at op \(position) differs from the replayed board")
                     }
                 } else {
@@ -189,24 +199,30 @@ enum Verification {
         for name in Set(seen.held.keys).union(index.version.entries.keys).sorted() {
             let held = seen.held[name] ?? (0, 0)
             if held.seq != index.version[name] || held.lamport != (index.lamports[name] ?? 0) {
-                note("replica \(name): the file says \(index.version[name]) ops (Lamport \(index.lamports[name] ?? 0)), "
-                     + "the log holds \(held.seq) (Lamport \(held.lamport))")
+                note(
+                    "replica \(name): the file says \(index.version[name]) ops (Lamport \(index.lamports[name] ?? 0)), "
+                        + "the log holds \(held.seq) (Lamport \(held.lamport))")
             }
         }
 
-        for key in stored.keys.sorted() { note("the stored outcome at op key \(key.rawValue) belongs to no op or should be plain") }
+        for key in stored.keys.sorted() {
+            note("the stored outcome at op key \(key.rawValue) belongs to no op or should be plain")
+        }
         for position in checkpoints.keys.sorted() { note("checkpoint at op \(position) should not exist") }
 
         let (current, count) = try BoardState.loadState(db, index: index)
         if count != position { note("the board row counts \(count) ops, the log holds \(position)") }
         if current != board {
-            for id in Set(current.magnets.keys).union(board.magnets.keys).sorted() where current.magnets[id] != board.magnets[id] {
+            for id in Set(current.magnets.keys).union(board.magnets.keys).sorted()
+            where current.magnets[id] != board.magnets[id] {
                 note("magnet \(id) differs from the replayed board")
             }
             if current.zones != board.zones { note("zones differ from the replayed board") }
             if current.boundaries != board.boundaries { note("boundaries differ from the replayed board") }
             if current.tray != board.tray { note("the tray differs from the replayed board") }
-            if current.topZ != board.topZ || current.size != board.size || current.name != board.name || current.exists != board.exists {
+            if current.topZ != board.topZ || current.size != board.size || current.name != board.name
+                || current.exists != board.exists
+            {
                 note("the board's name, size or stack differs from the replayed board")
             }
         }
@@ -217,11 +233,14 @@ enum Verification {
     /// takes out of the log the ops that break the Lamport rule with every op depending on them.
     /// Returns the ops taken out and how many ops the log holds.
     @discardableResult
-    static func rebuild(_ db: Database, interval: Int, removingBrokenOps: Bool = true) throws -> (removed: [OpID], ops: Int) {
+    static func rebuild(
+        _ db: Database, interval: Int, removingBrokenOps: Bool = true
+    ) throws -> (removed: [OpID], ops: Int) {
         if removingBrokenOps {
             // Rows no replay reads: Lamport numbers below 1, replicas the file does not know.
-            try db.execute(sql: "DELETE FROM op WHERE id < ? OR id & 65535 NOT IN (SELECT id FROM replica)",
-                           arguments: [OpKey(lamport: 1, replica: 0).rawValue])
+            try db.execute(
+                sql: "DELETE FROM op WHERE id < ? OR id & 65535 NOT IN (SELECT id FROM replica)",
+                arguments: [OpKey(lamport: 1, replica: 0).rawValue])
         }
         var index = try LogIndex.load(db)
         let seen = try scan(db, index: index)
@@ -229,7 +248,9 @@ enum Verification {
         var cut: [String: Int] = removingBrokenOps ? seen.broken.mapValues(\.seq) : [:]
         var clocks: [(OpID, VectorClock)] = []
         try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
-            if removingBrokenOps, problem(of: op, seen) != nil { cut[op.id.replica] = min(cut[op.id.replica] ?? .max, op.id.seq) }
+            if removingBrokenOps, problem(of: op, seen) != nil {
+                cut[op.id.replica] = min(cut[op.id.replica] ?? .max, op.id.seq)
+            }
             clocks.append((op.id, op.context))
             return true
         }
@@ -250,7 +271,8 @@ enum Verification {
             removed += held
             guard let local = index.replicaIDs[replica] else { continue }
             try db.execute(sql: "DELETE FROM op WHERE id & 65535 = ? AND seq >= ?", arguments: [local, first])
-            try OpRunRecord.filter(OpRunRecord.Columns.replica == local && OpRunRecord.Columns.firstSeq >= first).deleteAll(db)
+            try OpRunRecord.filter(OpRunRecord.Columns.replica == local && OpRunRecord.Columns.firstSeq >= first)
+                .deleteAll(db)
         }
         for name in Set(seen.lamports.keys).union(index.version.entries.keys) {
             let kept = Array((seen.lamports[name] ?? []).prefix((cut[name] ?? .max) - 1))
@@ -260,8 +282,10 @@ enum Verification {
         for (replica, runs) in index.runs {
             guard let name = index.replicaNames[replica], let lamports = seen.lamports[name] else { continue }
             for run in runs where run.firstSeq <= lamports.count && lamports[run.firstSeq - 1] != run.firstLamport {
-                try OpRunRecord.filter(OpRunRecord.Columns.replica == replica && OpRunRecord.Columns.firstSeq == run.firstSeq)
-                    .updateAll(db, OpRunRecord.Columns.firstLamport.set(to: lamports[run.firstSeq - 1]))
+                try OpRunRecord.filter(
+                    OpRunRecord.Columns.replica == replica && OpRunRecord.Columns.firstSeq == run.firstSeq
+                )
+                .updateAll(db, OpRunRecord.Columns.firstLamport.set(to: lamports[run.firstSeq - 1]))
             }
         }
         try index.save(db)

@@ -102,8 +102,8 @@ extension BoardFile {
             let total = try OpLog.count(db)
             var position = 0
             let skip = magnet == nil ? max(0, total - (limit ?? total)) : 0
-            var matched: [HistoryEntry] = [] // only with --magnet and --limit together
-            let labels = index.labels // (the closure takes the labels alone, not the whole index)
+            var matched: [HistoryEntry] = []  // only with --magnet and --limit together
+            let labels = index.labels  // (the closure takes the labels alone, not the whole index)
             try OpLog.forEach(after: nil, withOutcomes: true, db, index: index) { op, stored in
                 position += 1
                 if position <= skip { return true }
@@ -129,7 +129,8 @@ extension BoardFile {
         if case .pull = entry.op.payload, MagnetID(pulledBy: entry.op.id) == magnet { return true }
         return entry.events.contains { event in
             switch event {
-            case .constrained(let m, _), .escape(let m, _, _), .returned(let m, _, _), .moved(let m, _): return m == magnet
+            case .constrained(let m, _), .escape(let m, _, _), .returned(let m, _, _), .moved(let m, _):
+                return m == magnet
             default: return false
             }
         }

@@ -34,7 +34,10 @@ public final class BoardFile: Sendable {
     /// The write-ahead log and its index as they were beside the file before it was opened.
     let sideFiles: SideFiles?
 
-    init(path: String, db: DatabaseQueue, boardID: String, replica: String, checkpointInterval: Int, sideFiles: SideFiles? = nil) {
+    init(
+        path: String, db: DatabaseQueue, boardID: String, replica: String, checkpointInterval: Int,
+        sideFiles: SideFiles? = nil
+    ) {
         self.path = path
         self.db = db
         self.boardID = boardID
@@ -69,7 +72,8 @@ public final class BoardFile: Sendable {
         },
         "0003_open_kinds": { db in
             guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rebuild'") != nil else { return }
-            let interval = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'checkpoint_interval'")
+            let interval =
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'checkpoint_interval'")
                 .flatMap(Int.init) ?? defaultCheckpointInterval
             try Verification.rebuild(db, interval: max(1, interval), removingBrokenOps: false)
             try db.execute(sql: "DELETE FROM meta WHERE key = 'rebuild'")
@@ -156,46 +160,63 @@ public final class BoardFile: Sendable {
         do {
             // One deferred read transaction, not `db.read` (which also switches query_only on
             // and off): this runs at the start of every command.
-            let (boardID, replica, interval, pending) = try db.inDatabase { db in try BoardFile.inReadTransaction(db) { db -> (String, String, Int, Bool) in
-                // The migrations it has had, against those this program knows (one query, where
-                // the migrator would make two): one it does not know means a newer schema. A
-                // database without that table, or without `meta`, is something else.
-                func somethingElse(_ error: DatabaseError) -> Bool { error.message?.hasPrefix("no such table") ?? false }
-                let applied: Set<String>
-                do { applied = try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations") } catch let error as DatabaseError where somethingElse(error) {
-                    throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
+            let (boardID, replica, interval, pending) = try db.inDatabase { db in
+                try BoardFile.inReadTransaction(db) { db -> (String, String, Int, Bool) in
+                    // The migrations it has had, against those this program knows (one query, where
+                    // the migrator would make two): one it does not know means a newer schema. A
+                    // database without that table, or without `meta`, is something else.
+                    func somethingElse(_ error: DatabaseError) -> Bool {
+                        error.message?.hasPrefix("no such table") ?? false
+                    }
+                    let applied: Set<String>
+                    do { applied = try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations") } catch let
+                        error as DatabaseError where somethingElse(error)
+                    {
+                        throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
+                    }
+                    let known = Set(knownMigrations)
+                    guard applied.isSubset(of: known) else { throw StoreError.newerSchema(path) }
+                    // A damaged file may hold NULL, non-text or repeated keys: the first text one counts.
+                    var meta: [String: String] = [:]
+                    let metaRows: [Row]
+                    do { metaRows = try Row.fetchAll(db, sql: "SELECT key, value FROM meta") } catch let error
+                        as DatabaseError where somethingElse(error)
+                    {
+                        throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
+                    }
+                    for row in metaRows {
+                        guard let key = String.fromDatabaseValue(row[0]), let value = String.fromDatabaseValue(row[1]),
+                            meta[key] == nil
+                        else { continue }
+                        meta[key] = value
+                    }
+                    if let format = meta["format"].flatMap(Int.init), format > formatVersion {
+                        throw StoreError.newerSchema(path)
+                    }
+                    guard let boardID = meta["board_id"], let replica = meta["replica"], Validation.isReplicaID(replica)
+                    else {
+                        throw StoreError.notABoard(path, why: "its board id or replica id is missing")
+                    }
+                    let interval = meta["checkpoint_interval"].flatMap(Int.init) ?? defaultCheckpointInterval
+                    guard interval >= 1 else {
+                        throw StoreError.notABoard(path, why: "its checkpoint interval is not positive")
+                    }
+                    return (boardID, replica, interval, !known.isSubset(of: applied))
                 }
-                let known = Set(knownMigrations)
-                guard applied.isSubset(of: known) else { throw StoreError.newerSchema(path) }
-                // A damaged file may hold NULL, non-text or repeated keys: the first text one counts.
-                var meta: [String: String] = [:]
-                let metaRows: [Row]
-                do { metaRows = try Row.fetchAll(db, sql: "SELECT key, value FROM meta") } catch let error as DatabaseError where somethingElse(error) {
-                    throw StoreError.notABoard(path, why: "it is an SQLite database of something else")
-                }
-                for row in metaRows {
-                    guard let key = String.fromDatabaseValue(row[0]), let value = String.fromDatabaseValue(row[1]),
-                          meta[key] == nil else { continue }
-                    meta[key] = value
-                }
-                if let format = meta["format"].flatMap(Int.init), format > formatVersion { throw StoreError.newerSchema(path) }
-                guard let boardID = meta["board_id"], let replica = meta["replica"], Validation.isReplicaID(replica) else {
-                    throw StoreError.notABoard(path, why: "its board id or replica id is missing")
-                }
-                let interval = meta["checkpoint_interval"].flatMap(Int.init) ?? defaultCheckpointInterval
-                guard interval >= 1 else { throw StoreError.notABoard(path, why: "its checkpoint interval is not positive") }
-                return (boardID, replica, interval, !known.isSubset(of: applied))
-            } }
+            }
             // Bring an older schema up to date (each migration in its own transaction).
             if pending {
                 if readonly {
-                    throw StoreError.readOnly(path, why: "it was written by an older magnets and must be brought up to date first, "
-                                              + "which writes to it (\(writeProblem(path, needsNewFiles: true) ?? "the disk is full"))")
+                    throw StoreError.readOnly(
+                        path,
+                        why: "it was written by an older magnets and must be brought up to date first, "
+                            + "which writes to it (\(writeProblem(path, needsNewFiles: true) ?? "the disk is full"))")
                 }
                 try migrator.migrate(db)
             }
-            return BoardFile(path: path, db: db, boardID: boardID, replica: replica, checkpointInterval: interval,
-                             sideFiles: SideFiles(path))
+            return BoardFile(
+                path: path, db: db, boardID: boardID, replica: replica, checkpointInterval: interval,
+                sideFiles: SideFiles(path))
         } catch let error as StoreError {
             try? db.close()
             throw error
@@ -209,7 +230,8 @@ public final class BoardFile: Sendable {
     /// trusts that nobody changes the file meanwhile: used only when nobody can write it).
     static func immutableURI(_ path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
+        var allowed = CharacterSet.alphanumerics.intersection(
+            CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
         allowed.insert(charactersIn: "/-._~")
         return "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute) + "?immutable=1"
     }
@@ -234,8 +256,12 @@ public final class BoardFile: Sendable {
         if needsNewFiles, access(folder, W_OK) != 0 {
             switch errno {
             case EROFS: return "it is on a read-only file system"
-            case EPERM: return "its folder \(folder) is immutable (chattr +i), so SQLite cannot create its write-ahead log there"
-            default: return "its folder \(folder) is read-only (\(String(cString: strerror(errno)))), so SQLite cannot create its write-ahead log there"
+            case EPERM:
+                return
+                    "its folder \(folder) is immutable (chattr +i), so SQLite cannot create its write-ahead log there"
+            default:
+                return
+                    "its folder \(folder) is read-only (\(String(cString: strerror(errno)))), so SQLite cannot create its write-ahead log there"
             }
         }
         return nil
@@ -288,7 +314,8 @@ public final class BoardFile: Sendable {
         case .SQLITE_FULL:
             return .diskFull(path)
         case .SQLITE_READONLY:
-            return .readOnly(path, why: writeProblem(path, needsNewFiles: true) ?? "SQLite could open it only for reading")
+            return .readOnly(
+                path, why: writeProblem(path, needsNewFiles: true) ?? "SQLite could open it only for reading")
         case .SQLITE_CANTOPEN:
             if let why = writeProblem(path, needsNewFiles: true) { return .readOnly(path, why: why) }
             if isOutOfSpace(path) { return .diskFull(path) }
@@ -327,9 +354,11 @@ public final class BoardFile: Sendable {
 
     /// Creates a new board file; never overwrites. The file is built under a temporary name in
     /// the same folder and linked into place only when complete, so a failure leaves nothing.
-    public static func create(_ path: String, name: String, size: Size, replica: String,
-                              author: String, time: Int64 = BoardFile.now(),
-                              checkpointInterval: Int = BoardFile.defaultCheckpointInterval) throws -> BoardFile {
+    public static func create(
+        _ path: String, name: String, size: Size, replica: String,
+        author: String, time: Int64 = BoardFile.now(),
+        checkpointInterval: Int = BoardFile.defaultCheckpointInterval
+    ) throws -> BoardFile {
         guard !FileManager.default.fileExists(atPath: path) else { throw StoreError.fileExists(path) }
         let boardID = UUID().uuidString.lowercased()
         let payload = Payload.createBoard(name: name, size: size)
@@ -339,12 +368,15 @@ public final class BoardFile: Sendable {
             try db.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             try migrator.migrate(db)
             try db.write { db in
-                try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('board_id', ?), ('replica', ?), ('format', ?), ('checkpoint_interval', ?)",
-                               arguments: [boardID, replica, String(formatVersion), String(max(1, checkpointInterval))])
+                try db.execute(
+                    sql:
+                        "INSERT INTO meta (key, value) VALUES ('board_id', ?), ('replica', ?), ('format', ?), ('checkpoint_interval', ?)",
+                    arguments: [boardID, replica, String(formatVersion), String(max(1, checkpointInterval))])
                 try BoardRecord(board: Board(), ops: 0).insert(db)
             }
-            let file = BoardFile(path: tmp, db: db, boardID: boardID, replica: replica,
-                                 checkpointInterval: max(1, checkpointInterval))
+            let file = BoardFile(
+                path: tmp, db: db, boardID: boardID, replica: replica,
+                checkpointInterval: max(1, checkpointInterval))
             _ = try file.record(author: author, time: time) { _ in payload }
             try db.close()
         }
@@ -356,7 +388,9 @@ public final class BoardFile: Sendable {
     static func buildAtomically(_ path: String, _ build: (String) throws -> Void) throws {
         let url = URL(fileURLWithPath: path)
         let tmp = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).\(UInt32.random(in: 0...UInt32.max)).tmp").path
+            .appendingPathComponent(
+                ".\(url.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).\(UInt32.random(in: 0...UInt32.max)).tmp"
+            ).path
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(tmp + suffix) }
         }
@@ -425,7 +459,8 @@ public final class BoardFile: Sendable {
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError {
-            throw BoardFile.classify(error, path, since: started) ?? StoreError.failed("\(path): \(BoardFile.describe(error))")
+            throw BoardFile.classify(error, path, since: started)
+                ?? StoreError.failed("\(path): \(BoardFile.describe(error))")
         }
     }
 
@@ -464,7 +499,8 @@ struct SideFiles: Sendable {
     /// remove once they are in the file.
     func removeStrays() {
         guard !hadBoth else { return }
-        let wal = path + "-wal", shm = path + "-shm"
+        let wal = path + "-wal"
+        let shm = path + "-shm"
         var info = stat()
         let walEmpty = stat(wal, &info) != 0 || info.st_size == 0
         guard walEmpty else { return }

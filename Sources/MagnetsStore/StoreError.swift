@@ -37,26 +37,32 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
         case .notABoard(let path, let why):
             return "\(path) is not a magnets board (\(why))"
         case .newerSchema(let path):
-            return "\(path) was written by a newer version of magnets; upgrade magnets to open it (the file was left untouched)"
+            return
+                "\(path) was written by a newer version of magnets; upgrade magnets to open it (the file was left untouched)"
         case .refused(let reason):
             return reason
         case .locked(let path, let waited, let holder):
             let who = holder.map { "another process (pid \($0))" } ?? "another process"
-            return "\(path) is in use: \(who) held its lock while magnets waited \(StoreError.seconds(waited)); try again when it is done (nothing was changed)"
+            return
+                "\(path) is in use: \(who) held its lock while magnets waited \(StoreError.seconds(waited)); try again when it is done (nothing was changed)"
         case .diskFull(let path):
             return "no space left on the device that holds \(path); free some space and try again (nothing was changed)"
         case .readOnly(let path, let why):
-            return "cannot write \(path): \(why); reading it still works (show, history, check, ops export), and a copy in a writable folder can be edited"
+            return
+                "cannot write \(path): \(why); reading it still works (show, history, check, ops export), and a copy in a writable folder can be edited"
         case .cannotOpen(let path, let why):
             return "cannot open \(path): \(why)"
         case .ioError(let path, let why):
             return "the device that holds \(path) failed to read or write it (\(why)); check the disk and try again"
         case .differentBoards(let a, let b):
-            return "\(a) and \(b) are copies of different boards; sync only copies of one board (made with 'magnets clone')"
+            return
+                "\(a) and \(b) are copies of different boards; sync only copies of one board (made with 'magnets clone')"
         case .replicaClash(let replica):
-            return "both files hold different ops under replica id '\(replica)'; one of them was copied instead of cloned — give each copy its own replica with 'magnets clone'"
+            return
+                "both files hold different ops under replica id '\(replica)'; one of them was copied instead of cloned — give each copy its own replica with 'magnets clone'"
         case .sharedPartDiffers(let a, let b):
-            return "\(a) and \(b) disagree about the ops or the board they both hold, so one of them is damaged; sync refused — run 'magnets check' on each ('--repair' rebuilds a damaged board from its log)"
+            return
+                "\(a) and \(b) disagree about the ops or the board they both hold, so one of them is damaged; sync refused — run 'magnets check' on each ('--repair' rebuilds a damaged board from its log)"
         case .sameReplica(let replica):
             return "replica id '\(replica)' is the source's own; a clone needs a new replica id"
         case .badBundle(let why):

@@ -16,14 +16,15 @@ func literal(_ text: String) -> String {
 }
 
 var swift = """
-// Generated at build time from Migrations/*.sql by the EmbedMigrations plugin. Do not edit.
+    // Generated at build time from Migrations/*.sql by the EmbedMigrations plugin. Do not edit.
 
-/// The schema migrations, in the order they are applied: each file of `Migrations/`.
-enum EmbeddedMigrations {
-    static let all: [(name: String, sql: String)] = [
+    /// The schema migrations, in the order they are applied: each file of `Migrations/`.
+    enum EmbeddedMigrations {
+        static let all: [(name: String, sql: String)] = [
 
-"""
-for path in arguments.dropFirst().sorted(by: { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }) {
+    """
+for path in arguments.dropFirst().sorted(by: { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }
+) {
     let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     let sql = try String(contentsOfFile: path, encoding: .utf8)
     swift += "        (name: \(literal(name)), sql: \(literal(sql))),\n"

@@ -15,15 +15,20 @@ enum RawSQLite {
             fatalError("cannot open \(path)")
         }
         func exec(_ sql: String) {
-            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { fatalError(String(cString: sqlite3_errmsg(db))) }
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+                fatalError(String(cString: sqlite3_errmsg(db)))
+            }
         }
         exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
         exec("CREATE TABLE moves (replica TEXT, seq INTEGER, magnet TEXT, x REAL, y REAL, zone TEXT)")
         // The rows are made before timing starts, as the peers' are.
         var rng = SystemRandomNumberGenerator()
         let values = (0..<rows).map { i in
-            (i + 1, String(format: "A-%04d", Int.random(in: 0..<500, using: &rng)),
-             Double.random(in: 0..<1000, using: &rng), Double.random(in: 0..<700, using: &rng), i % 10 == 0 ? "word-1" : nil as String?)
+            (
+                i + 1, String(format: "A-%04d", Int.random(in: 0..<500, using: &rng)),
+                Double.random(in: 0..<1000, using: &rng), Double.random(in: 0..<700, using: &rng),
+                i % 10 == 0 ? "word-1" : nil as String?
+            )
         }
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         let start = DispatchTime.now().uptimeNanoseconds
@@ -36,7 +41,11 @@ enum RawSQLite {
             sqlite3_bind_text(statement, 3, magnet, -1, transient)
             sqlite3_bind_double(statement, 4, x)
             sqlite3_bind_double(statement, 5, y)
-            if let zone { sqlite3_bind_text(statement, 6, zone, -1, transient) } else { sqlite3_bind_null(statement, 6) }
+            if let zone {
+                sqlite3_bind_text(statement, 6, zone, -1, transient)
+            } else {
+                sqlite3_bind_null(statement, 6)
+            }
             guard sqlite3_step(statement) == SQLITE_DONE else { fatalError(String(cString: sqlite3_errmsg(db))) }
             sqlite3_reset(statement)
         }

@@ -7,16 +7,18 @@ import MagnetsStore
 /// and against `magnets --version`; and the file's bytes per op at 100,000 moves.
 enum StoreBenchmark {
     static func run(ops: Int = 100_000, runs: Int = 31) throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-store-\(getpid())").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-store-\(getpid())")
+            .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        let keep = ProcessInfo.processInfo.environment["MAGNETS_BENCH_KEEP"] != nil // leave the files for a look
+        let keep = ProcessInfo.processInfo.environment["MAGNETS_BENCH_KEEP"] != nil  // leave the files for a look
         defer { if !keep { try? FileManager.default.removeItem(atPath: scratch) } }
 
         // The big file: 50 magnets, 10 zones, 5 boundaries, then moves up to `ops` ops.
         let bigPath = scratch + "/big.magnets"
         let big = try Workloads.base(at: bigPath, magnets: 50, zones: 10, boundaries: 5, scratch: scratch)
         let setup = try big.current().opCount
-        try Workloads.importOps(try Workloads.moves(ops - setup, replica: "base", on: big, seed: 3), into: big, scratch: scratch)
+        try Workloads.importOps(
+            try Workloads.moves(ops - setup, replica: "base", on: big, seed: 3), into: big, scratch: scratch)
         let bigOps = try big.current().opCount
         let bigMagnet = try big.current().board.sortedMagnets[0].id.description
         try big.close()
@@ -26,8 +28,9 @@ enum StoreBenchmark {
         // The small file: 5 magnets and a couple of moves, 10 ops.
         let smallPath = scratch + "/small.magnets"
         let small = try Workloads.base(at: smallPath, magnets: 5, zones: 0, boundaries: 0, scratch: scratch)
-        try Workloads.importOps(try Workloads.moves(10 - (try small.current().opCount), replica: "base", on: small, seed: 4),
-                                into: small, scratch: scratch)
+        try Workloads.importOps(
+            try Workloads.moves(10 - (try small.current().opCount), replica: "base", on: small, seed: 4),
+            into: small, scratch: scratch)
         let smallOps = try small.current().opCount
         let smallMagnet = try small.current().board.sortedMagnets[0].id.description
         try small.close()
@@ -46,10 +49,14 @@ enum StoreBenchmark {
             _ = try BoardFile.sync(synced, peer)
         }
         let syncedOps = try synced.current().opCount
-        try synced.close(); try peer.close()
+        try synced.close()
+        try peer.close()
 
         let binary = Measure.magnetsBinary
-        var version: [Double] = [], onBig: [Double] = [], onSmall: [Double] = [], onSynced: [Double] = []
+        var version: [Double] = []
+        var onBig: [Double] = []
+        var onSmall: [Double] = []
+        var onSynced: [Double] = []
         for i in 0..<(runs + 2) {
             let target = "\(100 + (i % 7) * 100),\(100 + (i % 5) * 100)"
             let v = Measure.spawn(binary, ["--version"])
@@ -57,10 +64,15 @@ enum StoreBenchmark {
             let s = Measure.spawn(binary, ["move", smallMagnet, "--to", target, "-b", smallPath])
             let y = Measure.spawn(binary, ["move", syncedMagnet.description, "--to", target, "-b", syncedPath])
             guard v.status == 0, b.status == 0, s.status == 0, y.status == 0 else {
-                fatalError("a command failed: --version \(v.status), move on big \(b.status), on small \(s.status), on synced \(y.status)")
+                fatalError(
+                    "a command failed: --version \(v.status), move on big \(b.status), on small \(s.status), on synced \(y.status)"
+                )
             }
-            if i < 2 { continue } // warm-up
-            version.append(v.seconds); onBig.append(b.seconds); onSmall.append(s.seconds); onSynced.append(y.seconds)
+            if i < 2 { continue }  // warm-up
+            version.append(v.seconds)
+            onBig.append(b.seconds)
+            onSmall.append(s.seconds)
+            onSynced.append(y.seconds)
         }
         let (mv, mb, ms) = (Measure.median(version), Measure.median(onBig), Measure.median(onSmall))
         print("store: whole-process medians of \(runs) runs, interleaved")
@@ -70,11 +82,21 @@ enum StoreBenchmark {
         let my = Measure.median(onSynced)
         print(String(format: "  magnets move, file after %d syncs (%d ops)  %7.2f ms", syncs, syncedOps, my * 1000))
         print(String(format: "  ratio big/small   %.3f   (target ≤ 1.1)", mb / ms))
-        print(String(format: "  ratio synced/small   %.3f   (the same target: one op's cost must not grow with the file's history)", my / ms))
+        print(
+            String(
+                format:
+                    "  ratio synced/small   %.3f   (the same target: one op's cost must not grow with the file's history)",
+                my / ms))
         print(String(format: "  ratio move/--version   %.3f   (target ≤ 1.5)", mb / mv))
         // The ratio's floor moves with how the binary is linked (README, "Benchmarks"): the move's
         // own cost, beside it, does not.
-        print(String(format: "  move − --version   %.2f ms   (the move's own work, over the process's start)", (mb - mv) * 1000))
-        print(String(format: "  file at %d ops: %d bytes = %.1f bytes/op   (target ≤ 48)", bigOps, bytes, Double(bytes) / Double(bigOps)))
+        print(
+            String(
+                format: "  move − --version   %.2f ms   (the move's own work, over the process's start)",
+                (mb - mv) * 1000))
+        print(
+            String(
+                format: "  file at %d ops: %d bytes = %.1f bytes/op   (target ≤ 48)", bigOps, bytes,
+                Double(bytes) / Double(bigOps)))
     }
 }

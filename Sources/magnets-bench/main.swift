@@ -7,12 +7,14 @@ let which = CommandLine.arguments.dropFirst().first ?? "all"
 do {
     switch which {
     case "core": try CoreBenchmark.run()
-    case "fold": CoreBenchmark.foldOnly() // for profiling: generation, then folds only
+    case "fold": CoreBenchmark.foldOnly()  // for profiling: generation, then folds only
     case "store": try StoreBenchmark.run()
     case "sync": try SyncBenchmark.run()
     case "sync-against":
         // magnets-bench sync-against OTHER_MAGNETS [M…]: this build's sync against another's.
-        guard let other = CommandLine.arguments.dropFirst(2).first else { throw BenchError("sync-against needs the other magnets binary") }
+        guard let other = CommandLine.arguments.dropFirst(2).first else {
+            throw BenchError("sync-against needs the other magnets binary")
+        }
         let sizes = CommandLine.arguments.dropFirst(3).compactMap { Int($0) }
         try SyncAgainstBenchmark.run(other: other, sizes: sizes.isEmpty ? [50_000, 200_000] : sizes)
     case "history": try HistoryBenchmark.run()
@@ -26,7 +28,9 @@ do {
         try HistoryBenchmark.run()
         WordsBenchmark.run()
     default:
-        print("usage: magnets-bench [core|fold|store|sync|sync-quick|sync-against OTHER [M…]|history|words|probe [M]|all]")
+        print(
+            "usage: magnets-bench [core|fold|store|sync|sync-quick|sync-against OTHER [M…]|history|words|probe [M]|all]"
+        )
         exit(64)
     }
 } catch {

@@ -36,21 +36,31 @@ func ruleViolations(_ ops: [RuleOp]) -> [String] {
     var lamports: [String: [Int: Int]] = [:]
     var problems: [String] = []
     for op in ops {
-        if lamports[op.replica, default: [:]].updateValue(op.lamport, forKey: op.seq) != nil { problems.append("\(op.replica):\(op.seq) twice") }
+        if lamports[op.replica, default: [:]].updateValue(op.lamport, forKey: op.seq) != nil {
+            problems.append("\(op.replica):\(op.seq) twice")
+        }
     }
     for (replica, bySeq) in lamports where Set(bySeq.keys) != Set(1...max(1, bySeq.count)) {
         problems.append("\(replica)'s seqs have a gap")
     }
     for op in ops {
-        guard (1...lamportLimit).contains(op.lamport) else { problems.append("\(op.replica):\(op.seq) Lamport \(op.lamport) out of range"); continue }
+        guard (1...lamportLimit).contains(op.lamport) else {
+            problems.append("\(op.replica):\(op.seq) Lamport \(op.lamport) out of range")
+            continue
+        }
         var largest = op.seq > 1 ? lamports[op.replica]?[op.seq - 1] ?? 0 : 0
         var complete = true
         for (replica, count) in op.context where replica != op.replica && count > 0 {
-            guard let l = lamports[replica]?[count] else { complete = false; continue }
+            guard let l = lamports[replica]?[count] else {
+                complete = false
+                continue
+            }
             largest = max(largest, l)
         }
         if !complete { problems.append("\(op.replica):\(op.seq) covers a missing op") }
-        if largest + 1 != op.lamport { problems.append("\(op.replica):\(op.seq) has Lamport \(op.lamport), the rule makes it \(largest + 1)") }
+        if largest + 1 != op.lamport {
+            problems.append("\(op.replica):\(op.seq) has Lamport \(op.lamport), the rule makes it \(largest + 1)")
+        }
     }
     return problems
 }
@@ -68,7 +78,8 @@ func parseContext(_ text: String) -> [String: Int]? {
 }
 
 func contextText(_ entries: [String: Int]) -> String {
-    entries.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { "\($0)=\(entries[$0]!)" }.joined(separator: ",")
+    entries.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { "\($0)=\(entries[$0]!)" }.joined(
+        separator: ",")
 }
 
 /// The ops of a board file read with SQL alone, as the schema documents them: an op's key is
@@ -88,14 +99,18 @@ func rawOps(_ path: String) -> [RuleOp]? {
             contexts[row[0]] = parsed
         }
         var runs: [Int64: [(first: Int, context: Int64)]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT replica, first_seq, context FROM op_run ORDER BY replica, first_seq") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT replica, first_seq, context FROM op_run ORDER BY replica, first_seq")
+        {
             runs[row[0], default: []].append((row[1], row[2]))
         }
         var ops: [RuleOp] = []
         for row in try Row.fetchAll(db, sql: "SELECT id, seq FROM op") {
-            let key: Int64 = row[0], seq: Int = row[1]
+            let key: Int64 = row[0]
+            let seq: Int = row[1]
             guard let name = replicas[key & 0xFFFF], let run = runs[key & 0xFFFF]?.last(where: { $0.first <= seq }),
-                  let context = contexts[run.context] else { return nil }
+                let context = contexts[run.context]
+            else { return nil }
             ops.append(RuleOp(replica: name, seq: seq, lamport: Int(key >> 16), context: context))
         }
         return ops
@@ -152,9 +167,14 @@ func verdict(_ ops: [RuleOp]?) -> (problem: String?, knownBug: String?) {
     case 0: if let r = names.randomElement(using: &rng) { clock[r]! += 1 }
     case 1: if let r = names.randomElement(using: &rng) { clock[r]! += Int.random(in: 2...40, using: &rng) }
     case 2: if let r = names.randomElement(using: &rng) { clock[r]! -= 1 }
-    case 3: if let r = names.randomElement(using: &rng) { clock[r] = max(0, clock[r]! - Int.random(in: 2...40, using: &rng)) }
-    case 4: // add a replica: one the board knows, or a stranger
-        let r = Bool.random(using: &rng) ? replicas.randomElement(using: &rng)! : ["zed", "mallory", "a"].randomElement(using: &rng)!
+    case 3:
+        if let r = names.randomElement(using: &rng) {
+            clock[r] = max(0, clock[r]! - Int.random(in: 2...40, using: &rng))
+        }
+    case 4:  // add a replica: one the board knows, or a stranger
+        let r =
+            Bool.random(using: &rng)
+            ? replicas.randomElement(using: &rng)! : ["zed", "mallory", "a"].randomElement(using: &rng)!
         clock[r] = Int.random(in: 1...6, using: &rng)
     default: if let r = names.randomElement(using: &rng) { clock[r] = nil }
     }
@@ -167,7 +187,9 @@ func verdict(_ ops: [RuleOp]?) -> (problem: String?, knownBug: String?) {
 /// concurrent ops. Returns the paths of the full board, of a clone that holds only alice's first
 /// ops (to import into), and of another such clone that made an op of its own (to sync with).
 @MainActor func lamportBoards() throws -> (source: String, target: String, partner: String) {
-    let source = work + "/lamport-source.magnets", bobPath = work + "/lamport-bob.magnets", carolPath = work + "/lamport-carol.magnets"
+    let source = work + "/lamport-source.magnets"
+    let bobPath = work + "/lamport-bob.magnets"
+    let carolPath = work + "/lamport-carol.magnets"
     let (target, partner) = (work + "/lamport-target.magnets", work + "/lamport-partner.magnets")
     let alice = try seedBoard(source)
     try alice.clone(to: target, replica: "dave").close()
@@ -211,7 +233,9 @@ struct OpLine {
         set {
             if let i = fields.firstIndex(where: { $0.0 == key }) {
                 if let newValue { fields[i].1 = newValue } else { fields.remove(at: i) }
-            } else if let newValue { fields.append((key, newValue)) }
+            } else if let newValue {
+                fields.append((key, newValue))
+            }
         }
     }
     var replica: String { self["replica"]?.stringValue ?? "" }
@@ -235,34 +259,40 @@ struct OpLine {
         guard !lines.isEmpty else { return }
         let i = Int.random(in: 0..<lines.count, using: &rng)
         switch Int.random(in: 0..<10, using: &rng) {
-        case 0, 1: // one op's number, near or far from the right one
+        case 0, 1:  // one op's number, near or far from the right one
             lines[i]["lamport"] = .int(wrongLamport(lines[i].lamport ?? 1))
-        case 2, 3: // one op's clock; half the time its number then follows the rule for the new clock
+        case 2, 3:  // one op's clock; half the time its number then follows the rule for the new clock
             var clock = wrongClock(lines[i].clock, replicas: replicas)
-            if Int.random(in: 0..<5, using: &rng) == 0 { clock[lines[i].replica] = lines[i].seq + Int.random(in: -1...1, using: &rng) }
+            if Int.random(in: 0..<5, using: &rng) == 0 {
+                clock[lines[i].replica] = lines[i].seq + Int.random(in: -1...1, using: &rng)
+            }
             lines[i].clock = clock
             if Bool.random(using: &rng) {
                 var largest = lamportOf[lines[i].replica]?[lines[i].seq - 1] ?? 0
                 for (r, n) in clock where r != lines[i].replica { largest = max(largest, lamportOf[r]?[n] ?? 0) }
                 lines[i]["lamport"] = .int(largest + 1)
             }
-        case 4: // every op from one on shifted by the same amount: one jump, consistent after it
+        case 4:  // every op from one on shifted by the same amount: one jump, consistent after it
             let from = lines[i].lamport ?? 1
             let top = lines.compactMap(\.lamport).max() ?? 1
-            let shift = [1, Int.random(in: 2...100, using: &rng), lamportLimit - 1 - top, lamportLimit - top, -1,
-                         -Int.random(in: 2...10, using: &rng)].randomElement(using: &rng)!
-            for k in lines.indices where (lines[k].lamport ?? 0) >= from { lines[k]["lamport"] = .int((lines[k].lamport ?? 0) + shift) }
-        case 5: // two lines swapped
+            let shift = [
+                1, Int.random(in: 2...100, using: &rng), lamportLimit - 1 - top, lamportLimit - top, -1,
+                -Int.random(in: 2...10, using: &rng),
+            ].randomElement(using: &rng)!
+            for k in lines.indices where (lines[k].lamport ?? 0) >= from {
+                lines[k]["lamport"] = .int((lines[k].lamport ?? 0) + shift)
+            }
+        case 5:  // two lines swapped
             lines.swapAt(i, Int.random(in: 0..<lines.count, using: &rng))
-        case 6: // reversed, or shuffled
+        case 6:  // reversed, or shuffled
             if Bool.random(using: &rng) { lines.reverse() } else { lines.shuffle(using: &rng) }
-        case 7: // a line repeated, as it is or with another number
+        case 7:  // a line repeated, as it is or with another number
             var copy = lines[i]
             if Bool.random(using: &rng) { copy["lamport"] = .int(wrongLamport(copy.lamport ?? 1)) }
             lines.insert(copy, at: Int.random(in: 0...lines.count, using: &rng))
-        case 8: // a line dropped (a gap, or a missing dependency)
+        case 8:  // a line dropped (a gap, or a missing dependency)
             lines.remove(at: i)
-        default: // two ops' numbers swapped
+        default:  // two ops' numbers swapped
             let j = Int.random(in: 0..<lines.count, using: &rng)
             let (a, b) = (lines[i]["lamport"], lines[j]["lamport"])
             lines[i]["lamport"] = b
@@ -283,7 +313,9 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
         guard clock.values.allSatisfy({ $0 >= 1 }), clock[line.replica] == line.seq else { return "unparsable clock" }
         guard seen.insert("\(line.replica):\(line.seq)").inserted else { return "an op twice" }
         if line.seq <= version[line.replica] ?? 0 {
-            guard let mine = heldLines[line.replica]?[line.seq], mine.lamport == lamport, mine.clock == clock else { return "held op differs" }
+            guard let mine = heldLines[line.replica]?[line.seq], mine.lamport == lamport, mine.clock == clock else {
+                return "held op differs"
+            }
             continue
         }
         var context = clock
@@ -300,9 +332,11 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     try FileManager.default.copyItem(atPath: from, toPath: to)
 }
 
-@MainActor func fuzzLamportBundles(_ lines0: [OpLine], header: JSONValue, boards: (source: String, target: String, partner: String),
-                                   held: [RuleOp], heldLines: [String: [Int: OpLine]], replicas: [String],
-                                   lamportOf: [String: [Int: Int]], stats: inout [String: Int]) throws {
+@MainActor func fuzzLamportBundles(
+    _ lines0: [OpLine], header: JSONValue, boards: (source: String, target: String, partner: String),
+    held: [RuleOp], heldLines: [String: [Int: OpLine]], replicas: [String],
+    lamportOf: [String: [Int: Int]], stats: inout [String: Int]
+) throws {
     var lines = lines0
     // Sometimes only the ops the target lacks, as `ops export --since` cuts them.
     if Bool.random(using: &rng) { lines.removeAll { $0.seq <= (heldLines[$0.replica]?.count ?? 0) } }
@@ -321,7 +355,8 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     let text = ([head.serialized()] + lines.map(\.serialized)).joined(separator: "\n") + "\n"
     let bytes = Array(text.utf8)
     save(bytes, as: "lamport.bundle")
-    let headerFits = head["ops"]?.intValue == lines.count
+    let headerFits =
+        head["ops"]?.intValue == lines.count
         && lines.allSatisfy { $0.seq <= (head["clock"]?[$0.replica]?.intValue ?? 0) }
     let predicted = headerFits ? predictImport(lines, held: held, heldLines: heldLines) : "header does not fit"
 
@@ -333,23 +368,37 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     do {
         _ = try file.importOps(bundle: Data(bytes), name: "the bundle")
         stats["bundle accepted", default: 0] += 1
-        if let predicted { fatalError("a bundle the rule refuses (\(predicted)) was imported (input saved as last-lamport.bundle)") }
-        guard try file.check().isClean else { fatalError("an imported bundle left the file unclean (input saved as last-lamport.bundle)") }
+        if let predicted {
+            fatalError("a bundle the rule refuses (\(predicted)) was imported (input saved as last-lamport.bundle)")
+        }
+        guard try file.check().isClean else {
+            fatalError("an imported bundle left the file unclean (input saved as last-lamport.bundle)")
+        }
         let judged = verdict(rawOps(copy))
         if judged.problem != nil || judged.knownBug != nil {
-            fatalError("an imported bundle left an op breaking the rule: \(judged.problem ?? judged.knownBug!) (input saved)")
+            fatalError(
+                "an imported bundle left an op breaking the rule: \(judged.problem ?? judged.knownBug!) (input saved)")
         }
     } catch let error as StoreError {
-        guard fileBytes(copy) == before else { fatalError("a refused bundle changed the file (input saved as last-lamport.bundle)") }
+        guard fileBytes(copy) == before else {
+            fatalError("a refused bundle changed the file (input saved as last-lamport.bundle)")
+        }
         guard predicted != nil else {
-            fatalError("a bundle the rule accepts was refused: \(error.localizedDescription) (input saved as last-lamport.bundle)")
+            fatalError(
+                "a bundle the rule accepts was refused: \(error.localizedDescription) (input saved as last-lamport.bundle)"
+            )
         }
         stats["bundle refused", default: 0] += 1
         let why = error.localizedDescription
-        let kind = why.contains("Lamport") ? "Lamport" : why.contains("depends on") || why.contains("clock") ? "clock" : "other"
+        let kind =
+            why.contains("Lamport")
+            ? "Lamport" : why.contains("depends on") || why.contains("clock") ? "clock" : "other"
         stats["bundle refused: \(kind)", default: 0] += 1
-        stats["why: " + why.replacingOccurrences(of: #"[0-9]+"#, with: "N", options: .regularExpression)
-            .replacingOccurrences(of: #"'[a-z]+'|[a-z]+:N"#, with: "X", options: .regularExpression), default: 0] += 1
+        stats[
+            "why: "
+                + why.replacingOccurrences(of: #"[0-9]+"#, with: "N", options: .regularExpression)
+                .replacingOccurrences(of: #"'[a-z]+'|[a-z]+:N"#, with: "X", options: .regularExpression), default: 0] +=
+            1
     }
 }
 
@@ -366,59 +415,94 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
             let (lamport, replica) = (Int(key >> 16), key & 0xFFFF)
             func rekey(_ l: Int) -> Int64 { (Int64(max(-(1 << 46), min(l, (1 << 47) - 1))) << 16) | replica }
             switch Int.random(in: 0..<9, using: &rng) {
-            case 0, 1: // one op's number; half the time the replica's latest number follows
+            case 0, 1:  // one op's number; half the time the replica's latest number follows
                 let new = wrongLamport(lamport)
                 try db.execute(sql: "UPDATE op SET id = ? WHERE id = ?", arguments: [rekey(new), key])
                 if Bool.random(using: &rng) {
-                    try db.execute(sql: "UPDATE replica SET lamport = ? WHERE id = ? AND seq = (SELECT seq FROM op WHERE id = ?)",
-                                   arguments: [max(0, new), replica, rekey(new)])
+                    try db.execute(
+                        sql: "UPDATE replica SET lamport = ? WHERE id = ? AND seq = (SELECT seq FROM op WHERE id = ?)",
+                        arguments: [max(0, new), replica, rekey(new)])
                 }
-            case 2: // every op from one on shifted: one jump, consistent after it
+            case 2:  // every op from one on shifted: one jump, consistent after it
                 let top = try Int.fetchOne(db, sql: "SELECT max(id >> 16) FROM op") ?? 1
-                let shift = [1, Int.random(in: 2...100, using: &rng), lamportLimit - 1 - top, -1].randomElement(using: &rng)!
-                try db.execute(sql: "UPDATE op SET id = -(id + (? << 16)) WHERE id >= ?", arguments: [shift, Int64(lamport) << 16])
+                let shift = [1, Int.random(in: 2...100, using: &rng), lamportLimit - 1 - top, -1].randomElement(
+                    using: &rng)!
+                try db.execute(
+                    sql: "UPDATE op SET id = -(id + (? << 16)) WHERE id >= ?", arguments: [shift, Int64(lamport) << 16])
                 try db.execute(sql: "UPDATE op SET id = -id WHERE id < 0")
-                try db.execute(sql: "UPDATE replica SET lamport = lamport + ? WHERE lamport >= ?", arguments: [shift, lamport])
-            case 3, 4: // one op's clock: a run of its own with a changed context
+                try db.execute(
+                    sql: "UPDATE replica SET lamport = lamport + ? WHERE lamport >= ?", arguments: [shift, lamport])
+            case 3, 4:  // one op's clock: a run of its own with a changed context
                 let seq = try Int.fetchOne(db, sql: "SELECT seq FROM op WHERE id = ?", arguments: [key])!
-                guard let run = try Row.fetchOne(db, sql: "SELECT first_seq, context, author FROM op_run WHERE replica = ? AND first_seq <= ? ORDER BY first_seq DESC LIMIT 1", arguments: [replica, seq]),
-                      let text = try String.fetchOne(db, sql: "SELECT clock FROM context WHERE id = ?", arguments: [run[1] as Int64]),
-                      let context = parseContext(text) else { return }
+                guard
+                    let run = try Row.fetchOne(
+                        db,
+                        sql:
+                            "SELECT first_seq, context, author FROM op_run WHERE replica = ? AND first_seq <= ? ORDER BY first_seq DESC LIMIT 1",
+                        arguments: [replica, seq]),
+                    let text = try String.fetchOne(
+                        db, sql: "SELECT clock FROM context WHERE id = ?", arguments: [run[1] as Int64]),
+                    let context = parseContext(text)
+                else { return }
                 let changed = contextText(wrongClock(context, replicas: replicas))
                 try db.execute(sql: "INSERT OR IGNORE INTO context (clock) VALUES (?)", arguments: [changed])
                 let id = try Int64.fetchOne(db, sql: "SELECT id FROM context WHERE clock = ?", arguments: [changed])!
-                try db.execute(sql: "INSERT OR REPLACE INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)",
-                               arguments: [replica, seq, id, run[2] as Int64])
-                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM op WHERE id & 65535 = ? AND seq = ?)", arguments: [replica, seq + 1]) ?? false {
-                    try db.execute(sql: "INSERT OR IGNORE INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)",
-                                   arguments: [replica, seq + 1, run[1] as Int64, run[2] as Int64])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)",
+                    arguments: [replica, seq, id, run[2] as Int64])
+                if try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM op WHERE id & 65535 = ? AND seq = ?)",
+                    arguments: [replica, seq + 1]) ?? false
+                {
+                    try db.execute(
+                        sql: "INSERT OR IGNORE INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)",
+                        arguments: [replica, seq + 1, run[1] as Int64, run[2] as Int64])
                 }
-                if Bool.random(using: &rng) { // and its number follows the rule for the new clock (if the ops are there)
-                    var largest = try Int.fetchOne(db, sql: "SELECT id >> 16 FROM op WHERE id & 65535 = ? AND seq = ?", arguments: [replica, seq - 1]) ?? 0
+                if Bool.random(using: &rng) {  // and its number follows the rule for the new clock (if the ops are there)
+                    var largest =
+                        try Int.fetchOne(
+                            db, sql: "SELECT id >> 16 FROM op WHERE id & 65535 = ? AND seq = ?",
+                            arguments: [replica, seq - 1]) ?? 0
                     for (name, n) in parseContext(changed) ?? [:] {
-                        largest = max(largest, try Int.fetchOne(db, sql: "SELECT op.id >> 16 FROM op JOIN replica ON replica.id = op.id & 65535 WHERE replica.name = ? AND op.seq = ?", arguments: [name, n]) ?? 0)
+                        largest = max(
+                            largest,
+                            try Int.fetchOne(
+                                db,
+                                sql:
+                                    "SELECT op.id >> 16 FROM op JOIN replica ON replica.id = op.id & 65535 WHERE replica.name = ? AND op.seq = ?",
+                                arguments: [name, n]) ?? 0)
                     }
                     try db.execute(sql: "UPDATE op SET id = ? WHERE id = ?", arguments: [rekey(largest + 1), key])
                 }
-            case 5: // a shared context row rewritten
+            case 5:  // a shared context row rewritten
                 guard let row = try Row.fetchOne(db, sql: "SELECT id, clock FROM context ORDER BY random() LIMIT 1"),
-                      let context = parseContext(row[1]) else { return }
-                try db.execute(sql: "UPDATE context SET clock = ? WHERE id = ?", arguments: [contextText(wrongClock(context, replicas: replicas)), row[0] as Int64])
-            case 6: // two ops' numbers swapped
-                guard let other = keys.randomElement(using: &rng), other & 0xFFFF != replica || other != key else { return }
+                    let context = parseContext(row[1])
+                else { return }
+                try db.execute(
+                    sql: "UPDATE context SET clock = ? WHERE id = ?",
+                    arguments: [contextText(wrongClock(context, replicas: replicas)), row[0] as Int64])
+            case 6:  // two ops' numbers swapped
+                guard let other = keys.randomElement(using: &rng), other & 0xFFFF != replica || other != key else {
+                    return
+                }
                 let (l2, r2) = (Int(other >> 16), other & 0xFFFF)
                 try db.execute(sql: "UPDATE op SET id = ? WHERE id = ?", arguments: [-1, key])
-                try db.execute(sql: "UPDATE op SET id = ? WHERE id = ?", arguments: [(Int64(lamport) << 16) | r2, other])
+                try db.execute(
+                    sql: "UPDATE op SET id = ? WHERE id = ?", arguments: [(Int64(lamport) << 16) | r2, other])
                 try db.execute(sql: "UPDATE op SET id = ? WHERE id = -1", arguments: [(Int64(l2) << 16) | replica])
-            case 7: // an op repeated under another number
-                try db.execute(sql: "INSERT INTO op SELECT ?, seq, time, kind, magnet, x, y, data FROM op WHERE id = ?",
-                               arguments: [rekey(wrongLamport(lamport)), key])
-            default: // the replica table's latest number, or a run moved
+            case 7:  // an op repeated under another number
+                try db.execute(
+                    sql: "INSERT INTO op SELECT ?, seq, time, kind, magnet, x, y, data FROM op WHERE id = ?",
+                    arguments: [rekey(wrongLamport(lamport)), key])
+            default:  // the replica table's latest number, or a run moved
                 if Bool.random(using: &rng) {
-                    try db.execute(sql: "UPDATE replica SET lamport = ? WHERE id = ?", arguments: [max(0, wrongLamport(lamport)), replica])
+                    try db.execute(
+                        sql: "UPDATE replica SET lamport = ? WHERE id = ?",
+                        arguments: [max(0, wrongLamport(lamport)), replica])
                 } else {
-                    try db.execute(sql: "UPDATE op_run SET first_seq = first_seq + ? WHERE replica = ? AND first_seq > 1",
-                                   arguments: [Bool.random(using: &rng) ? 1 : -1, replica])
+                    try db.execute(
+                        sql: "UPDATE op_run SET first_seq = first_seq + ? WHERE replica = ? AND first_seq > 1",
+                        arguments: [Bool.random(using: &rng) ? 1 : -1, replica])
                 }
             }
         }
@@ -436,16 +520,24 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     do {
         _ = try BoardFile.sync(file, other)
     } catch {
-        guard fileBytes(path) == mine, fileBytes(copy) == theirs else { fatalError("a refused sync changed a file (input saved as last-lamport.magnets)") }
+        guard fileBytes(path) == mine, fileBytes(copy) == theirs else {
+            fatalError("a refused sync changed a file (input saved as last-lamport.magnets)")
+        }
         return false
     }
-    guard try other.check().isClean else { fatalError("a sync left the partner unclean (input saved as last-lamport.magnets)") }
-    if let problem = verdict(rawOps(copy)).problem { fatalError("a sync gave the partner an op breaking the rule: \(problem) (input saved)") }
+    guard try other.check().isClean else {
+        fatalError("a sync left the partner unclean (input saved as last-lamport.magnets)")
+    }
+    if let problem = verdict(rawOps(copy)).problem {
+        fatalError("a sync gave the partner an op breaking the rule: \(problem) (input saved)")
+    }
     return true
 }
 
-@MainActor func fuzzLamportFile(_ original: [UInt8], boards: (source: String, target: String, partner: String), replicas: [String],
-                                stats: inout [String: Int], unrepairable: inout [String: Int]) throws {
+@MainActor func fuzzLamportFile(
+    _ original: [UInt8], boards: (source: String, target: String, partner: String), replicas: [String],
+    stats: inout [String: Int], unrepairable: inout [String: Int]
+) throws {
     let path = work + "/lamport-mutant.magnets"
     for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) }
     _ = FileManager.default.createFile(atPath: path, contents: Data(original))
@@ -458,7 +550,9 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     do {
         file = try BoardFile.open(path)
     } catch is StoreError {
-        guard fileBytes(path) == before else { fatalError("a refused file was changed (input saved as last-lamport.magnets)") }
+        guard fileBytes(path) == before else {
+            fatalError("a refused file was changed (input saved as last-lamport.magnets)")
+        }
         stats["file refused at open", default: 0] += 1
         return
     }
@@ -469,7 +563,9 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     _ = try? file.conflicts()
     let report: CheckReport?
     do { report = try file.check() } catch { report = nil }
-    guard fileBytes(path) == before else { fatalError("reading a file changed it (input saved as last-lamport.magnets)") }
+    guard fileBytes(path) == before else {
+        fatalError("reading a file changed it (input saved as last-lamport.magnets)")
+    }
     let judged = verdict(truth)
     switch report {
     case .some(let r) where r.isClean:
@@ -478,30 +574,45 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
             stats["known bug: \(known)", default: 0] += 1
             save(bytes, as: "lamport-\(known.replacingOccurrences(of: " ", with: "-")).magnets")
         }
-        if let problem = judged.problem { fatalError("check passed a file whose op breaks the rule: \(problem) (input saved as last-lamport.magnets)") }
+        if let problem = judged.problem {
+            fatalError("check passed a file whose op breaks the rule: \(problem) (input saved as last-lamport.magnets)")
+        }
     case .some(let r):
         stats["file found damaged by check", default: 0] += 1
         let named = r.problems.filter { $0.contains("Lamport number") && $0.contains("make it") }
         if !named.isEmpty { stats["file: check named an op breaking the rule", default: 0] += 1 }
-        if judged == (nil, nil), !named.isEmpty { fatalError("check named a break of the rule where there is none: \(named[0]) (input saved)") }
+        if judged == (nil, nil), !named.isEmpty {
+            fatalError("check named a break of the rule where there is none: \(named[0]) (input saved)")
+        }
     case .none:
         stats["file: check refused the log", default: 0] += 1
     }
-    if try syncWithPartner(file, path, partner: boards.partner) { stats["file synced", default: 0] += 1 } else { stats["file sync refused", default: 0] += 1 }
+    if try syncWithPartner(file, path, partner: boards.partner) {
+        stats["file synced", default: 0] += 1
+    } else {
+        stats["file sync refused", default: 0] += 1
+    }
     // The repair brings it back: a clean file keeping the rule, that syncs or is refused unchanged.
     let mid = fileBytes(path)
     do {
         try file.repair()
     } catch {
-        guard fileBytes(path) == mid else { fatalError("a refused repair changed the file (input saved as last-lamport.magnets)") }
+        guard fileBytes(path) == mid else {
+            fatalError("a refused repair changed the file (input saved as last-lamport.magnets)")
+        }
         stats["file repair refused", default: 0] += 1
-        let why = error.localizedDescription.replacingOccurrences(of: #"[0-9]+"#, with: "N", options: .regularExpression)
+        let why = error.localizedDescription.replacingOccurrences(
+            of: #"[0-9]+"#, with: "N", options: .regularExpression)
         unrepairable[why, default: 0] += 1
         return
     }
     stats["file repaired", default: 0] += 1
-    guard try file.check().isClean else { fatalError("a repaired file does not check clean (input saved as last-lamport.magnets)") }
-    if let problem = verdict(rawOps(path)).problem { fatalError("a repaired file holds an op breaking the rule: \(problem) (input saved)") }
+    guard try file.check().isClean else {
+        fatalError("a repaired file does not check clean (input saved as last-lamport.magnets)")
+    }
+    if let problem = verdict(rawOps(path)).problem {
+        fatalError("a repaired file holds an op breaking the rule: \(problem) (input saved)")
+    }
     if try syncWithPartner(file, path, partner: boards.partner) { stats["file synced after repair", default: 0] += 1 }
     let last = fileBytes(path)
     do {
@@ -534,11 +645,15 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     var lamportOf: [String: [Int: Int]] = [:]
     for line in lines { lamportOf[line.replica, default: [:]][line.seq] = line.lamport }
     let replicas = Array(Set(lines.map(\.replica))).sorted()
-    guard let held = rawOps(boards.target), ruleViolations(held).isEmpty, let all = rawOps(boards.source), ruleViolations(all).isEmpty else {
+    guard let held = rawOps(boards.target), ruleViolations(held).isEmpty, let all = rawOps(boards.source),
+        ruleViolations(all).isEmpty
+    else {
         fatalError("the seed boards do not keep the rule")
     }
     var heldLines: [String: [Int: OpLine]] = [:]
-    for op in held { heldLines[op.replica, default: [:]][op.seq] = lines.first { $0.replica == op.replica && $0.seq == op.seq } }
+    for op in held {
+        heldLines[op.replica, default: [:]][op.seq] = lines.first { $0.replica == op.replica && $0.seq == op.seq }
+    }
     let original = [UInt8](FileManager.default.contents(atPath: boards.source)!)
 
     var stats: [String: Int] = [:]
@@ -546,23 +661,26 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
     let start = Date()
     for i in 0..<n {
         if i % 5 == 4 {
-            try fuzzLamportFile(original, boards: boards, replicas: replicas, stats: &stats, unrepairable: &unrepairable)
+            try fuzzLamportFile(
+                original, boards: boards, replicas: replicas, stats: &stats, unrepairable: &unrepairable)
         } else {
-            try fuzzLamportBundles(lines, header: header, boards: boards, held: held, heldLines: heldLines, replicas: replicas,
-                                   lamportOf: lamportOf, stats: &stats)
+            try fuzzLamportBundles(
+                lines, header: header, boards: boards, held: held, heldLines: heldLines, replicas: replicas,
+                lamportOf: lamportOf, stats: &stats)
         }
     }
     let seconds = Date().timeIntervalSince(start)
     let bundles = (stats["bundle accepted"] ?? 0) + (stats["bundle refused"] ?? 0)
-    print("lamport: \(n) inputs (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(bundles) bundles of a \(lines.count)-op board "
-          + "(\(stats["bundle accepted"] ?? 0) accepted, \(stats["bundle refused"] ?? 0) refused — \(stats["bundle refused: Lamport"] ?? 0) for the Lamport "
-          + "number, \(stats["bundle refused: clock"] ?? 0) for a clock, \(stats["bundle refused: other"] ?? 0) otherwise — each as the rule predicts); "
-          + "\(n - bundles) files (\(stats["file refused at open"] ?? 0) refused at open, \(stats["file opened"] ?? 0) opened: "
-          + "\(stats["file checked clean"] ?? 0) checked clean, \(stats["file found damaged by check"] ?? 0) found damaged "
-          + "(\(stats["file: check named an op breaking the rule"] ?? 0) naming an op that breaks the rule), \(stats["file: check refused the log"] ?? 0) "
-          + "whose log check refused; synced with a partner: \(stats["file synced"] ?? 0) clean, \(stats["file sync refused"] ?? 0) refused; "
-          + "repaired: \(stats["file repaired"] ?? 0) (then \(stats["file synced after repair"] ?? 0) synced, \(stats["file wrote after repair"] ?? 0) wrote), "
-          + "\(stats["file repair refused"] ?? 0) refused); 0 crashes, 0 changes by a refused input")
+    print(
+        "lamport: \(n) inputs (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(bundles) bundles of a \(lines.count)-op board "
+            + "(\(stats["bundle accepted"] ?? 0) accepted, \(stats["bundle refused"] ?? 0) refused — \(stats["bundle refused: Lamport"] ?? 0) for the Lamport "
+            + "number, \(stats["bundle refused: clock"] ?? 0) for a clock, \(stats["bundle refused: other"] ?? 0) otherwise — each as the rule predicts); "
+            + "\(n - bundles) files (\(stats["file refused at open"] ?? 0) refused at open, \(stats["file opened"] ?? 0) opened: "
+            + "\(stats["file checked clean"] ?? 0) checked clean, \(stats["file found damaged by check"] ?? 0) found damaged "
+            + "(\(stats["file: check named an op breaking the rule"] ?? 0) naming an op that breaks the rule), \(stats["file: check refused the log"] ?? 0) "
+            + "whose log check refused; synced with a partner: \(stats["file synced"] ?? 0) clean, \(stats["file sync refused"] ?? 0) refused; "
+            + "repaired: \(stats["file repaired"] ?? 0) (then \(stats["file synced after repair"] ?? 0) synced, \(stats["file wrote after repair"] ?? 0) wrote), "
+            + "\(stats["file repair refused"] ?? 0) refused); 0 crashes, 0 changes by a refused input")
     for (what, count) in stats.sorted(by: { $0.key < $1.key }) where what.hasPrefix("known bug") {
         print("  \(what): \(count) files checked clean (the last saved as last-lamport-*.magnets)")
     }

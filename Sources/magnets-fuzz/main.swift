@@ -30,19 +30,24 @@ defer { try? FileManager.default.removeItem(atPath: work) }
 // MARK: - A seed board and bundle with every kind of op
 
 @MainActor func seedBoard(_ path: String) throws -> BoardFile {
-    let file = try BoardFile.create(path, name: "fuzz", size: Size(width: 800, height: 600), replica: "alice", author: "alice",
-                                    checkpointInterval: 8)
+    let file = try BoardFile.create(
+        path, name: "fuzz", size: Size(width: 800, height: 600), replica: "alice", author: "alice",
+        checkpointInterval: 8)
     let payloads: [Payload] = [
         .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 2),
         .trayAdd(letter: "é", color: "blue", size: Size(width: 30, height: 30), count: nil),
         .zoneAdd(Zone(name: "slot", rect: Rect(x: 300, y: 100, width: 80, height: 80), capacity: 1, accepts: ["red"])),
         .boundaryAdd(Boundary(name: "floor", segment: Segment(from: Point(x: 0, y: 500), to: Point(x: 800, y: 520)))),
         .pull(letter: "A", color: "red", target: .point(Point(x: 340, y: 140))),
-        .pull(letter: "é", color: "blue", target: .path([Point(x: 100, y: -40), Point(x: 102, y: -10), Point(x: 110, y: 300)])),
+        .pull(
+            letter: "é", color: "blue",
+            target: .path([Point(x: 100, y: -40), Point(x: 102, y: -10), Point(x: 110, y: 300)])),
     ]
     for payload in payloads { try file.record(author: "alice") { _ in payload } }
     let ids = try file.current().board.sortedMagnets.map(\.id)
-    try file.record(author: "alice") { _ in .move(magnet: ids[1], target: .path([Point(x: 110, y: 300), Point(x: 120, y: 700)])) }
+    try file.record(author: "alice") { _ in
+        .move(magnet: ids[1], target: .path([Point(x: 110, y: 300), Point(x: 120, y: 700)]))
+    }
     try file.record(author: "alice") { _ in .move(magnet: ids[0], target: .point(Point(x: 600, y: 200))) }
     try file.record(author: "alice") { _ in .resize(Size(width: 500, height: 600)) }
     try file.record(author: "alice") { _ in .zoneRemove(name: "slot") }
@@ -55,9 +60,12 @@ defer { try? FileManager.default.removeItem(atPath: work) }
 
 /// Tokens that stress parsers and rules.
 let nasty: [String] = [
-    "1e308", "-1e308", "1e999", "NaN", "nan", "Infinity", "-0", "0", "-1", "9223372036854775807", "-9223372036854775808",
-    "18446744073709551616", "\"\"", "null", "true", "[]", "{}", "\"\\u0000\"", "\"\\ud800\"", "\"\u{202E}\"", "\"a\\nb\"",
-    "\"x;DROP TABLE op;--\"", "\"%s%n\"", String(repeating: "9", count: 400), "\"" + String(repeating: "A", count: 70_000) + "\"",
+    "1e308", "-1e308", "1e999", "NaN", "nan", "Infinity", "-0", "0", "-1", "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551616", "\"\"", "null", "true", "[]", "{}", "\"\\u0000\"", "\"\\ud800\"", "\"\u{202E}\"",
+    "\"a\\nb\"",
+    "\"x;DROP TABLE op;--\"", "\"%s%n\"", String(repeating: "9", count: 400),
+    "\"" + String(repeating: "A", count: 70_000) + "\"",
     "[1,2,3]", "[1e308,1e308]", "{\"a\":1}", "\"magnet.teleport\"", "\"alice:0\"", "\"alice:-3\"", "\"bob-1\"",
 ]
 
@@ -65,41 +73,46 @@ let nasty: [String] = [
     var bytes = input
     let rounds = Int.random(in: 1...4, using: &rng)
     for _ in 0..<rounds {
-        guard !bytes.isEmpty else { bytes = Array("{}".utf8); continue }
+        guard !bytes.isEmpty else {
+            bytes = Array("{}".utf8)
+            continue
+        }
         switch Int.random(in: 0..<10, using: &rng) {
-        case 0: // flip a bit
+        case 0:  // flip a bit
             let i = Int.random(in: 0..<bytes.count, using: &rng)
             bytes[i] ^= UInt8(1 << Int.random(in: 0..<8, using: &rng))
-        case 1: // random byte
+        case 1:  // random byte
             bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
-        case 2: // truncate
+        case 2:  // truncate
             bytes.removeLast(Int.random(in: 0...min(bytes.count, 200), using: &rng))
-        case 3: // delete a run
+        case 3:  // delete a run
             let i = Int.random(in: 0..<bytes.count, using: &rng)
             bytes.removeSubrange(i..<min(bytes.count, i + Int.random(in: 1...16, using: &rng)))
-        case 4, 5: // replace a JSON number or string with a nasty token
+        case 4, 5:  // replace a JSON number or string with a nasty token
             let i = Int.random(in: 0..<bytes.count, using: &rng)
             var j = i
             while j < bytes.count, !",}]".utf8.contains(bytes[j]) { j += 1 }
             if let colon = bytes[..<i].lastIndex(of: UInt8(ascii: ":")), colon + 1 <= j {
                 bytes.replaceSubrange((colon + 1)..<j, with: Array(nasty.randomElement(using: &rng)!.utf8))
             }
-        case 6: // duplicate a line
+        case 6:  // duplicate a line
             let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             guard lines.count > 1 else { continue }
             var copy = lines.map(Array.init)
             let k = Int.random(in: 0..<copy.count, using: &rng)
             copy.insert(copy[k], at: Int.random(in: 0...copy.count, using: &rng))
             bytes = Array(copy.joined(separator: [UInt8(ascii: "\n")]))
-        case 7: // swap two lines
+        case 7:  // swap two lines
             var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
             guard lines.count > 2 else { continue }
             lines.swapAt(Int.random(in: 0..<lines.count, using: &rng), Int.random(in: 0..<lines.count, using: &rng))
             bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
-        case 8: // insert random bytes
+        case 8:  // insert random bytes
             let i = Int.random(in: 0...bytes.count, using: &rng)
-            bytes.insert(contentsOf: (0..<Int.random(in: 1...8, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: i)
-        default: // change a digit
+            bytes.insert(
+                contentsOf: (0..<Int.random(in: 1...8, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng)
+                }, at: i)
+        default:  // change a digit
             if let i = bytes.indices.filter({ (48...57).contains(bytes[$0]) }).randomElement(using: &rng) {
                 bytes[i] = UInt8(48 + Int.random(in: 0...9, using: &rng))
             }
@@ -127,9 +140,13 @@ let nasty: [String] = [
     let original = [UInt8](FileManager.default.contents(atPath: seedBundle)!)
     // A clone that lacks the ops, to import into.
     let emptyPath = work + "/target.magnets"
-    let target = try BoardFile.create(emptyPath, name: "fuzz", size: Size(width: 800, height: 600), replica: "bob", author: "bob")
+    let target = try BoardFile.create(
+        emptyPath, name: "fuzz", size: Size(width: 800, height: 600), replica: "bob", author: "bob")
     try target.close()
-    var accepted = 0, refused = 0, imported = 0, importRefused = 0
+    var accepted = 0
+    var refused = 0
+    var imported = 0
+    var importRefused = 0
     let start = Date()
     for i in 0..<n {
         let input = mutate(original)
@@ -164,8 +181,10 @@ let nasty: [String] = [
         }
     }
     let seconds = Date().timeIntervalSince(start)
-    print("bundles: \(n) inputs (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(accepted) parsed, \(refused) refused with an error; "
-          + "\(imported + importRefused) imported end to end: \(imported) applied, \(importRefused) refused; 0 crashes")
+    print(
+        "bundles: \(n) inputs (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(accepted) parsed, \(refused) refused with an error; "
+            + "\(imported + importRefused) imported end to end: \(imported) applied, \(importRefused) refused; 0 crashes"
+    )
 }
 
 // MARK: - Board files
@@ -238,7 +257,8 @@ let crafted: [String] = [
     let board = try seedBoard(seedPath)
     // Every 10th file is also synced with a copy that went its own way (bob moved a magnet):
     // the sync ends clean or is refused with both files as they were.
-    let partnerSeed = work + "/partner-seed.magnets", partnerPath = work + "/partner.magnets"
+    let partnerSeed = work + "/partner-seed.magnets"
+    let partnerPath = work + "/partner.magnets"
     let partner = try board.clone(to: partnerSeed, replica: "bob")
     if let m = try partner.current().board.sortedMagnets.first {
         try partner.record(author: "bob") { _ in .move(magnet: m.id, target: .point(Point(x: 60, y: 60))) }
@@ -247,7 +267,13 @@ let crafted: [String] = [
     try board.close()
     let original = [UInt8](FileManager.default.contents(atPath: seedPath)!)
     let path = work + "/mutant.magnets"
-    var opened = 0, refused = 0, clean = 0, unclean = 0, wrote = 0, synced = 0, syncRefused = 0
+    var opened = 0
+    var refused = 0
+    var clean = 0
+    var unclean = 0
+    var wrote = 0
+    var synced = 0
+    var syncRefused = 0
     let start = Date()
     for i in 0..<n {
         for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) }
@@ -265,12 +291,16 @@ let crafted: [String] = [
         if i % 3 != 1 {
             for _ in 0..<Int.random(in: 1...6, using: &rng) {
                 switch Int.random(in: 0..<4, using: &rng) {
-                case 0: bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8(1 << Int.random(in: 0..<8, using: &rng))
+                case 0:
+                    bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8(
+                        1 << Int.random(in: 0..<8, using: &rng))
                 case 1: bytes[Int.random(in: 100..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
                 case 2: bytes.removeLast(Int.random(in: 0..<min(bytes.count, 4096 * 2), using: &rng))
-                default: // damage a whole page
+                default:  // damage a whole page
                     let page = Int.random(in: 0..<max(1, bytes.count / 4096), using: &rng) * 4096
-                    for k in page..<min(bytes.count, page + Int.random(in: 1...4096, using: &rng)) { bytes[k] = UInt8.random(in: 0...255, using: &rng) }
+                    for k in page..<min(bytes.count, page + Int.random(in: 1...4096, using: &rng)) {
+                        bytes[k] = UInt8.random(in: 0...255, using: &rng)
+                    }
                 }
             }
         }
@@ -285,7 +315,9 @@ let crafted: [String] = [
             try? file.history { _ in }
             _ = try? file.conflicts()
             if let report = try? file.check() { if report.isClean { clean += 1 } else { unclean += 1 } }
-            guard fileBytes(path) == before else { fatalError("reading a file changed it (input saved as last-file.magnets)") }
+            guard fileBytes(path) == before else {
+                fatalError("reading a file changed it (input saved as last-file.magnets)")
+            }
             // A write either lands (and the file still checks) or changes nothing.
             let mid = fileBytes(path)
             do {
@@ -307,7 +339,10 @@ let crafted: [String] = [
                     guard try other.check().isClean else {
                         try? other.close()
                         try? file.close()
-                        for (from, to) in [(partnerSeed, "partner-before.magnets"), (partnerPath, "partner-after.magnets"), (path, "mutant-after.magnets")] {
+                        for (from, to) in [
+                            (partnerSeed, "partner-before.magnets"), (partnerPath, "partner-after.magnets"),
+                            (path, "mutant-after.magnets"),
+                        ] {
                             save([UInt8](FileManager.default.contents(atPath: from) ?? Data()), as: to)
                         }
                         fatalError("a sync left the partner unclean (input, partner and both results saved)")
@@ -324,13 +359,16 @@ let crafted: [String] = [
             try? file.close()
         } catch is StoreError {
             refused += 1
-            guard fileBytes(path) == before else { fatalError("a refused file was changed (input saved as last-file.magnets)") }
+            guard fileBytes(path) == before else {
+                fatalError("a refused file was changed (input saved as last-file.magnets)")
+            }
         }
     }
     let seconds = Date().timeIntervalSince(start)
-    print("files: \(n) mutated board files (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(refused) refused at open, \(opened) opened "
-          + "(\(clean) checked clean, \(unclean) found damaged by check, \(wrote) accepted a write; \(synced + syncRefused) synced "
-          + "with a partner: \(synced) clean, \(syncRefused) refused); 0 crashes, 0 changes by a refused command")
+    print(
+        "files: \(n) mutated board files (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(refused) refused at open, \(opened) opened "
+            + "(\(clean) checked clean, \(unclean) found damaged by check, \(wrote) accepted a write; \(synced + syncRefused) synced "
+            + "with a partner: \(synced) clean, \(syncRefused) refused); 0 crashes, 0 changes by a refused command")
 }
 
 switch arguments[0] {

@@ -30,13 +30,17 @@ struct Magnets: ParsableCommand {
                 Foundation.exit(0)
             }
             let message = Arguments.explained(self.message(for: error).trimmingCharacters(in: .whitespacesAndNewlines))
-            Output.fail(message.isEmpty ? "invalid arguments" : message,
-                        hint: "see 'magnets help' or 'magnets <command> --help'", code: 64)
+            Output.fail(
+                message.isEmpty ? "invalid arguments" : message,
+                hint: "see 'magnets help' or 'magnets <command> --help'", code: 64)
         }
         do {
             var command = command
             // The files are closed before any exit below, on failure too.
-            do { try command.run() } catch { OpenFiles.closeAll(); throw error }
+            do { try command.run() } catch {
+                OpenFiles.closeAll()
+                throw error
+            }
             OpenFiles.closeAll()
             Output.finish()
         } catch let error as ValidationError {
@@ -64,8 +68,9 @@ struct Magnets: ParsableCommand {
 /// the parent that spawned it, before the exec.
 private func recordPeakMemory() {
     guard let path = Environment.value("MAGNETS_PEAK_FILE"),
-          let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return }
+        let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return }
     let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "0"
     try? kib.write(toFile: path, atomically: false, encoding: .utf8)
 }

@@ -8,9 +8,10 @@ import Synchronization
 
 /// `-b/--board PATH`: the board file, for every command that works on one.
 struct BoardFileOption: ParsableArguments {
-    @Option(name: [.customShort("b"), .customLong("board")],
-            help: ArgumentHelp("The board file (env MAGNETS_BOARD, else ./board.magnets).", valueName: "file"),
-            completion: .file(extensions: ["magnets"]))
+    @Option(
+        name: [.customShort("b"), .customLong("board")],
+        help: ArgumentHelp("The board file (env MAGNETS_BOARD, else ./board.magnets).", valueName: "file"),
+        completion: .file(extensions: ["magnets"]))
     var board: String?
 
     func validate() throws {
@@ -33,10 +34,12 @@ struct BoardFileOption: ParsableArguments {
             let here = ((try? FileManager.default.contentsOfDirectory(atPath: ".")) ?? [])
                 .filter { $0.hasSuffix(".magnets") && !$0.hasPrefix(".") }.sorted()
             guard !here.isEmpty else { throw StoreError.missingFile(path) }
-            let example = (["magnets"] + CommandLine.arguments.dropFirst() + ["-b", here[0]]).map(Shell.quote).joined(separator: " ")
-            throw HintedError(message: "\(path) does not exist (it is the board used when no -b is given)",
-                              hint: "board files here: \(here.joined(separator: ", ")) — name one with -b, as in "
-                                  + "\(example), or set MAGNETS_BOARD")
+            let example = (["magnets"] + CommandLine.arguments.dropFirst() + ["-b", here[0]]).map(Shell.quote).joined(
+                separator: " ")
+            throw HintedError(
+                message: "\(path) does not exist (it is the board used when no -b is given)",
+                hint: "board files here: \(here.joined(separator: ", ")) — name one with -b, as in "
+                    + "\(example), or set MAGNETS_BOARD")
         }
     }
 }
@@ -49,7 +52,9 @@ struct JSONOption: ParsableArguments {
 
 /// `--as NAME`, for every command that records ops.
 struct AuthorOption: ParsableArguments {
-    @Option(name: .customLong("as"), help: ArgumentHelp("The author (env MAGNETS_USER, else the file's replica id).", valueName: "name"))
+    @Option(
+        name: .customLong("as"),
+        help: ArgumentHelp("The author (env MAGNETS_USER, else the file's replica id).", valueName: "name"))
     var author: String?
 
     func validate() throws {
@@ -104,7 +109,7 @@ enum Completion {
     static let magnets = CompletionKind.custom { words, _, _ in
         var path = BoardFileOption.environmentBoard ?? "./board.magnets"
         for (i, word) in words.enumerated() {
-            if (word == "-b" || word == "--board"), i + 1 < words.count { path = words[i + 1] }
+            if word == "-b" || word == "--board", i + 1 < words.count { path = words[i + 1] }
             if word.hasPrefix("--board=") { path = String(word.dropFirst("--board=".count)) }
         }
         guard let file = try? BoardFile.open(path, for: .reading) else { return [] }
@@ -156,8 +161,10 @@ enum Arguments {
         var t = text
         while let c = t.first, blank(c) { t.removeFirst() }
         while let c = t.last, blank(c) { t.removeLast() }
-        guard !t.isEmpty, t.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }),
-              let value = Double(t), value.isFinite else { return nil }
+        guard !t.isEmpty,
+            t.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }),
+            let value = Double(t), value.isFinite
+        else { return nil }
         return value
     }
 
@@ -179,17 +186,20 @@ enum Arguments {
     static var loginName: String? {
         if let name = Environment.value("USER"), !name.isEmpty { return name }
         if let p = getlogin(), let name = String(validatingCString: p), !name.isEmpty { return name }
-        if let pw = getpwuid(geteuid()), let name = String(validatingCString: pw.pointee.pw_name), !name.isEmpty { return name }
+        if let pw = getpwuid(geteuid()), let name = String(validatingCString: pw.pointee.pw_name), !name.isEmpty {
+            return name
+        }
         return nil
     }
 
     /// The login name made to fit `[a-z][a-z0-9_]{0,31}` (else `me`).
     static var defaultReplica: String {
         guard let name = loginName?.lowercased() else { return "me" }
-        var id = String(name.unicodeScalars.map { scalar -> Character in
-            let c = Character(scalar)
-            return (c.isASCII && (c.isLetter || c.isNumber)) ? c : "_"
-        })
+        var id = String(
+            name.unicodeScalars.map { scalar -> Character in
+                let c = Character(scalar)
+                return (c.isASCII && (c.isLetter || c.isNumber)) ? c : "_"
+            })
         if let first = id.first, !(first.isASCII && first.isLetter) { id = "r" + id }
         id = String(id.prefix(32))
         return Validation.isReplicaID(id) ? id : "me"
@@ -203,13 +213,16 @@ enum Arguments {
     }
 
     static func color(_ text: String) throws -> String {
-        guard Validation.isColor(text) else { throw ValidationError("color '\(text)' must match [a-z][a-z0-9-]{0,31} (e.g. red)") }
+        guard Validation.isColor(text) else {
+            throw ValidationError("color '\(text)' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
+        }
         return text
     }
 
     static func name(_ text: String, of what: String) throws -> String {
         guard Validation.isName(text) else {
-            throw ValidationError("\(what) name '\(text)' must be 1–64 characters without spaces, commas, control or format characters")
+            throw ValidationError(
+                "\(what) name '\(text)' must be 1–64 characters without spaces, commas, control or format characters")
         }
         return text
     }
@@ -220,12 +233,14 @@ extension Arguments {
     /// (Built from the core's limits, so the ranges are written once, in `Validation`.)
     static let expected: [String: String] = {
         let limit = "finite numbers within ±" + formatNumber(Validation.coordinateLimit)
-        let magnet = Validation.magnetSideRange, board = Validation.boardSideRange
+        let magnet = Validation.magnetSideRange
+        let board = Validation.boardSideRange
         let side = "a number from \(formatNumber(board.lowerBound)) to \(formatNumber(board.upperBound))"
         return [
             "to": "a point X,Y of \(limit)", "by": "an offset DX,DY of \(limit)", "from": "a point X,Y of \(limit)",
             "path": "\"X,Y X,Y …\": 1 to \(Validation.maxPathPoints) points of \(limit)",
-            "rect": "X,Y,W,H: finite numbers, the corner within ±\(formatNumber(Validation.coordinateLimit)), width and height above 0",
+            "rect":
+                "X,Y,W,H: finite numbers, the corner within ±\(formatNumber(Validation.coordinateLimit)), width and height above 0",
             "size": "WxH, each side from \(formatNumber(magnet.lowerBound)) to \(formatNumber(magnet.upperBound))",
             "width": side, "height": side, "since": "a clock like alice=3,bob=2",
         ]
@@ -233,7 +248,9 @@ extension Arguments {
 
     /// argument-parser's "The value 'V' is invalid for '--to <to>'" with what was expected.
     static func explained(_ message: String) -> String {
-        guard message.hasPrefix("The value '"), let range = message.range(of: "' is invalid for '--") else { return message }
+        guard message.hasPrefix("The value '"), let range = message.range(of: "' is invalid for '--") else {
+            return message
+        }
         let option = message[range.upperBound...].prefix { $0.isLetter || $0 == "-" }
         guard let expected = expected[String(option)], !message.contains("\n") else { return message }
         return message + ": expected " + expected
@@ -244,7 +261,8 @@ extension Arguments {
 struct PointArgument: ExpressibleByArgument {
     var point: Point
     init?(argument: String) {
-        guard let v = Arguments.numbers(argument, count: 2), Validation.pointProblem(Point(x: v[0], y: v[1])) == nil else { return nil }
+        guard let v = Arguments.numbers(argument, count: 2), Validation.pointProblem(Point(x: v[0], y: v[1])) == nil
+        else { return nil }
         point = Point(x: v[0], y: v[1])
     }
     static var defaultValueDescription: String { "X,Y" }
@@ -255,7 +273,8 @@ struct RectArgument: ExpressibleByArgument {
     var rect: Rect
     init?(argument: String) {
         guard let v = Arguments.numbers(argument, count: 4),
-              Validation.rectProblem(Rect(x: v[0], y: v[1], width: v[2], height: v[3])) == nil else { return nil }
+            Validation.rectProblem(Rect(x: v[0], y: v[1], width: v[2], height: v[3])) == nil
+        else { return nil }
         rect = Rect(x: v[0], y: v[1], width: v[2], height: v[3])
     }
 }
@@ -265,7 +284,8 @@ struct SizeArgument: ExpressibleByArgument {
     var size: Size
     init?(argument: String) {
         guard let v = Arguments.numbers(argument, count: 2, separator: "x"),
-              Validation.magnetSizeProblem(Size(width: v[0], height: v[1])) == nil else { return nil }
+            Validation.magnetSizeProblem(Size(width: v[0], height: v[1])) == nil
+        else { return nil }
         size = Size(width: v[0], height: v[1])
     }
     var defaultValueDescription: String { "\(formatNumber(size.width))x\(formatNumber(size.height))" }
@@ -299,7 +319,9 @@ struct SideArgument: ExpressibleByArgument {
     var value: Double
     init?(argument: String) {
         // One side of a board size: the core's rule for board sizes, asked with a square.
-        guard let v = Arguments.number(Substring(argument)), Validation.boardSizeProblem(Size(width: v, height: v)) == nil else { return nil }
+        guard let v = Arguments.number(Substring(argument)),
+            Validation.boardSizeProblem(Size(width: v, height: v)) == nil
+        else { return nil }
         value = v
     }
     var defaultValueDescription: String { formatNumber(value) }

@@ -14,9 +14,11 @@ enum Shell {
     /// `word` as is when it is made of characters no shell treats specially, else in single
     /// quotes (a quote inside written `'\''`): `'/tmp/my boards/a.magnets'`.
     static func quote(_ word: String) -> String {
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { c in
-            (c.isASCII && (CharacterSet.alphanumerics.contains(c) || "/._-+=:,@%".unicodeScalars.contains(c)))
-        }
+        let plain =
+            !word.isEmpty
+            && word.unicodeScalars.allSatisfy { c in
+                (c.isASCII && (CharacterSet.alphanumerics.contains(c) || "/._-+=:,@%".unicodeScalars.contains(c)))
+            }
         return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
@@ -63,7 +65,9 @@ enum Output {
         var info = stat()
         let data = Data(text.utf8)
         guard stat(path, &info) == 0 else {
-            guard errno == ENOENT else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+            guard errno == ENOENT else {
+                throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
             try replace(path, with: data)
             return true
         }
@@ -71,13 +75,18 @@ enum Output {
         case S_IFDIR:
             throw StoreError.refused("\(path) is a folder")
         case S_IFREG:
-            let head = (FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 256) }).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let head =
+                (FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 256) }).map {
+                    String(decoding: $0, as: UTF8.self)
+                } ?? ""
             guard info.st_size == 0 || kind.isOurs(head) else {
-                throw StoreError.refused("\(path) exists and is not \(kind.name) — magnets never overwrites other files; choose another name")
+                throw StoreError.refused(
+                    "\(path) exists and is not \(kind.name) — magnets never overwrites other files; choose another name"
+                )
             }
             try replace(URL(fileURLWithPath: path).resolvingSymlinksInPath().path, with: data)
             return true
-        default: // a terminal, a pipe, /dev/null
+        default:  // a terminal, a pipe, /dev/null
             guard let handle = FileHandle(forWritingAtPath: path) else {
                 throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
             }
@@ -150,7 +159,9 @@ enum Output {
     /// it was dragged on, so where it ended is added.
     static func describe(_ recorded: Recorded) -> String {
         var sentence = describe(recorded.outcome.events)
-        if case .pulled(let id, _, _, let at)? = recorded.outcome.events.last, let magnet = recorded.board.magnets[id], magnet.center != at {
+        if case .pulled(let id, _, _, let at)? = recorded.outcome.events.last, let magnet = recorded.board.magnets[id],
+            magnet.center != at
+        {
             sentence += "; \(id) now at \(magnet.center)"
         }
         // Full zones are as if not there (R3); say so, or a drop onto one looks like a miss.

@@ -56,7 +56,9 @@ struct BundleTests: ScratchSuite {
         #expect(run.firstErrorLine.contains("standard output"))
     }
 
-    @Test("exporting again over one's own earlier bundle replaces it; an empty file is taken; any other file is refused untouched")
+    @Test(
+        "exporting again over one's own earlier bundle replaces it; an empty file is taken; any other file is refused untouched"
+    )
     func overEarlierBundle() throws {
         twoCopies()
         #expect(magnets("ops", "export", "-b", "alice.magnets", "--out", "x.bundle", "--since", "alice=4").status == 0)

@@ -26,16 +26,22 @@ struct CommandTests: ScratchSuite {
 
     /// Runs a command that must fail with `status`, its first stderr line an `error:` holding
     /// `words`, and the folder — every file's bytes, and which files exist — unchanged.
-    func refused(_ args: [String], status: Int32, _ words: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+    func refused(
+        _ args: [String], status: Int32, _ words: String = "", sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let before = scratch.snapshot()
         let result = magnets(args)
         let first = result.firstErrorLine
-        #expect(result.status == status, "\(args): exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
-        #expect(first.hasPrefix("error: ") && (words.isEmpty || first.contains(words)), "\(args): \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == status, "\(args): exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            first.hasPrefix("error: ") && (words.isEmpty || first.contains(words)), "\(args): \(result.stderr)",
+            sourceLocation: sourceLocation)
         #expect(result.stdout.isEmpty, "\(args) printed \(result.stdout)", sourceLocation: sourceLocation)
         let after = scratch.snapshot()
-        #expect(Set(after.keys) == Set(before.keys), "\(args): files \(before.keys.sorted()) became \(after.keys.sorted())",
-                sourceLocation: sourceLocation)
+        #expect(
+            Set(after.keys) == Set(before.keys), "\(args): files \(before.keys.sorted()) became \(after.keys.sorted())",
+            sourceLocation: sourceLocation)
         for (name, bytes) in before where after[name] != bytes {
             Issue.record("\(args) changed \(name)", sourceLocation: sourceLocation)
         }
@@ -52,7 +58,8 @@ struct CommandTests: ScratchSuite {
         #expect(magnets("tray", "add", "AB", "--count", "2").status == 0)
         #expect(magnets("tray", "add", "C", "--unlimited", "--color", "blue", "--size", "30x40").status == 0)
         let tray = magnets("tray", "list", "--json").array
-        #expect(tray.map { "\($0["letter"]!) \($0["color"]!) \($0["width"]!)x\($0["height"]!) \($0["remaining"]!)" }
+        #expect(
+            tray.map { "\($0["letter"]!) \($0["color"]!) \($0["width"]!)x\($0["height"]!) \($0["remaining"]!)" }
                 == ["A red 40x50 2", "B red 40x50 2", "C blue 30x40 <null>"])
         #expect(magnets("tray", "list").stdout.contains("unlimited"))
 
@@ -65,7 +72,8 @@ struct CommandTests: ScratchSuite {
         #expect(zones.last?["accepts"] is NSNull)
         #expect(magnets("boundary", "add", "shelf", "--from", "0,600", "--to", "900,600").status == 0)
         let boundaries = magnets("boundary", "list", "--json").array
-        #expect(boundaries.first?["from"] as? [Double] == [0, 600] && boundaries.first?["to"] as? [Double] == [900, 600])
+        #expect(
+            boundaries.first?["from"] as? [Double] == [0, 600] && boundaries.first?["to"] as? [Double] == [900, 600])
 
         // Pulls: a point, then a downward swipe: created where the swipe is recognised (202,-10,
         // clamped to y 20 for a 40-high tile), then dragged to the path's end.
@@ -74,9 +82,11 @@ struct CommandTests: ScratchSuite {
         let c = magnets("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300", "--json").object
         #expect(c["magnet"] as? String == "main-9" && c["x"] as? Double == 205 && c["y"] as? Double == 300)
         let pulled = (c["events"] as? [[String: Any]])?.first
-        #expect(pulled?["event"] as? String == "pulled" && pulled?["x"] as? Double == 202 && pulled?["y"] as? Double == 20)
+        #expect(
+            pulled?["event"] as? String == "pulled" && pulled?["x"] as? Double == 202 && pulled?["y"] as? Double == 20)
         magnets("return", "main-9")
-        #expect(magnets("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300").stdout
+        #expect(
+            magnets("pull", "C", "--color", "blue", "--path", "200,-40 202,-10 205,300").stdout
                 == "main:11: pulled 'C' as main-11 at 202,20; main-11 now at 205,300\n")
 
         // Move by a unique letter into the zone: captured at its entry.
@@ -90,7 +100,10 @@ struct CommandTests: ScratchSuite {
         // 50-high magnet with its centre 25 above it.
         let stopped = magnets("move", "A", "--by", "0,600", "--json").object
         #expect(stopped["x"] as? Double == 520 && stopped["y"] as? Double == 575)
-        #expect((stopped["events"] as? [[String: Any]])?.contains { $0["event"] as? String == "contact" && $0["boundary"] as? String == "shelf" } == true)
+        #expect(
+            (stopped["events"] as? [[String: Any]])?.contains {
+                $0["event"] as? String == "contact" && $0["boundary"] as? String == "shelf"
+            } == true)
 
         // Return puts the tile back: A has 2 again.
         #expect(magnets("return", "main-8").status == 0)
@@ -102,11 +115,15 @@ struct CommandTests: ScratchSuite {
         #expect(magnets("resize", "--width", "400", "--height", "200").status == 0)
         let shown = magnets("show", "--json").object
         let board = shown["board"] as? [String: Any]
-        #expect(board?["name"] as? String == "fridge" && board?["width"] as? Double == 400 && board?["replica"] as? String == "main")
+        #expect(
+            board?["name"] as? String == "fridge" && board?["width"] as? Double == 400
+                && board?["replica"] as? String == "main")
         let placed = shown["magnets"] as? [[String: Any]] ?? []
         #expect(placed.count == 1)
         // C (30×40) sat at the slot's centre 530,130; clamped into 400×200: x ≤ 400 − 15.
-        #expect(placed.first?["x"] as? Double == 385 && placed.first?["y"] as? Double == 130 && placed.first?["zone"] is NSNull)
+        #expect(
+            placed.first?["x"] as? Double == 385 && placed.first?["y"] as? Double == 130
+                && placed.first?["zone"] is NSNull)
         #expect((shown["zones"] as? [[String: Any]])?.map { $0["name"] as? String } == ["bin"])
         #expect((shown["boundaries"] as? [Any])?.isEmpty == true)
         #expect(shown["clock"] as? [String: Int] == ["main": 18])
@@ -127,10 +144,16 @@ struct CommandTests: ScratchSuite {
         #expect(magnets("init", "--replica", "main").status == 0)
         magnets("tray", "add", "A", "--unlimited")
         magnets("zone", "add", "slot", "--rect", "100,100,60,60")
-        #expect(magnets("pull", "A", "--to", "130,130").stdout == "main:4: pulled 'A' as main-4 at 130,130; captured by zone 'slot' at 130,130\n")
-        #expect(magnets("pull", "A", "--to", "125,125").stdout == "main:5: pulled 'A' as main-5 at 125,125; passed over full zone 'slot'\n")
+        #expect(
+            magnets("pull", "A", "--to", "130,130").stdout
+                == "main:4: pulled 'A' as main-4 at 130,130; captured by zone 'slot' at 130,130\n")
+        #expect(
+            magnets("pull", "A", "--to", "125,125").stdout
+                == "main:5: pulled 'A' as main-5 at 125,125; passed over full zone 'slot'\n")
         #expect(magnets("pull", "A", "--to", "500,500").stdout == "main:6: pulled 'A' as main-6 at 500,500\n")
-        #expect(magnets("move", "main-6", "--path", "130,130 130,400").stdout == "main:7: main-6 now at 130,400; passed over full zone 'slot'\n")
+        #expect(
+            magnets("move", "main-6", "--path", "130,130 130,400").stdout
+                == "main:7: main-6 now at 130,400; passed over full zone 'slot'\n")
     }
 
     @Test("clone makes a copy under a new replica id that writes its own ops")
@@ -140,7 +163,9 @@ struct CommandTests: ScratchSuite {
         let copy = magnets("show", "--json", "-b", "copy.magnets").object
         let original = magnets("show", "--json").object
         #expect((copy["board"] as? [String: Any])?["replica"] as? String == "bob")
-        #expect((copy["board"] as? [String: Any])?["id"] as? String == (original["board"] as? [String: Any])?["id"] as? String)
+        #expect(
+            (copy["board"] as? [String: Any])?["id"] as? String == (original["board"] as? [String: Any])?["id"]
+                as? String)
         #expect((copy["magnets"] as? [[String: Any]])?.count == 3)
         let moved = magnets("move", "main-5", "--to", "10,10", "--json", "-b", "copy.magnets").object
         #expect(moved["op"] as? String == "bob:1")
@@ -154,9 +179,13 @@ struct CommandTests: ScratchSuite {
         #expect(magnets("tray", "add", "Q", "--unlimited", "-b", "env.magnets").status == 0)
         #expect(magnets(["pull", "Q", "--to", "50,50"], environment: ["MAGNETS_BOARD": "env.magnets"]).status == 0)
         // -b wins over the environment.
-        #expect(magnets(["init", "--replica", "s", "-b", "flag.magnets"], environment: ["MAGNETS_BOARD": "env.magnets"]).status == 0)
+        #expect(
+            magnets(["init", "--replica", "s", "-b", "flag.magnets"], environment: ["MAGNETS_BOARD": "env.magnets"])
+                .status == 0)
         #expect(scratch.names() == ["env.magnets", "flag.magnets"])
-        let kinds = { (file: String) in self.magnets("history", "--format", "json", "-b", file).array.map { $0["kind"] as? String } }
+        let kinds = { (file: String) in
+            self.magnets("history", "--format", "json", "-b", file).array.map { $0["kind"] as? String }
+        }
         #expect(kinds("env.magnets") == ["board.create", "tray.add", "magnet.pull"])
         #expect(kinds("flag.magnets") == ["board.create"])
     }
@@ -166,15 +195,27 @@ struct CommandTests: ScratchSuite {
         let noUser = ["USER": "root", "LOGNAME": "root"]
         #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice", environment: noUser).status == 0)
         #expect(magnets("tray", "add", "A", "--unlimited", "-b", "alice.magnets", environment: noUser).status == 0)
-        #expect(magnets("pull", "A", "--to", "100,100", "-b", "alice.magnets", environment: ["USER": "root", "MAGNETS_USER": "erin"]).status == 0)
-        #expect(magnets("pull", "A", "--to", "200,100", "-b", "alice.magnets", "--as", "frank", environment: ["MAGNETS_USER": "erin"]).status == 0)
-        let authors = magnets("history", "--format", "json", "-b", "alice.magnets").array.map { $0["author"] as? String }
+        #expect(
+            magnets(
+                "pull", "A", "--to", "100,100", "-b", "alice.magnets",
+                environment: ["USER": "root", "MAGNETS_USER": "erin"]
+            ).status == 0)
+        #expect(
+            magnets(
+                "pull", "A", "--to", "200,100", "-b", "alice.magnets", "--as", "frank",
+                environment: ["MAGNETS_USER": "erin"]
+            ).status == 0)
+        let authors = magnets("history", "--format", "json", "-b", "alice.magnets").array.map {
+            $0["author"] as? String
+        }
         #expect(authors == ["alice", "alice", "erin", "frank"])
     }
 
     // MARK: - Naming magnets and tiles
 
-    @Test("a shortened id cuts the replica part only: a-12 and ali-3 resolve, al-3 lists alice-3 and alex-3, alice-1 never means alice-12")
+    @Test(
+        "a shortened id cuts the replica part only: a-12 and ali-3 resolve, al-3 lists alice-3 and alex-3, alice-1 never means alice-12"
+    )
     func shortenedIDs() {
         #expect(magnets("init", "-b", "alice.magnets", "--replica", "alice").status == 0)
         #expect(magnets("tray", "add", "A", "--unlimited", "-b", "alice.magnets").status == 0)
@@ -186,12 +227,16 @@ struct CommandTests: ScratchSuite {
         let before = scratch.bytes("alice.magnets")
         let wrong = magnets("move", "alice-1", "--to", "500,500", "-b", "alice.magnets")
         #expect(wrong.status == 1)
-        #expect(wrong.firstErrorLine.hasPrefix("error: no magnet 'alice-1' on this board (magnets: alex-1 'A'"), "\(wrong.stderr)")
+        #expect(
+            wrong.firstErrorLine.hasPrefix("error: no magnet 'alice-1' on this board (magnets: alex-1 'A'"),
+            "\(wrong.stderr)")
         #expect(scratch.bytes("alice.magnets") == before)
 
         let both = magnets("move", "al-3", "--to", "500,500", "-b", "alice.magnets")
         #expect(both.status == 1)
-        #expect(both.firstErrorLine == "error: 'al-3' could be any of several magnets: alex-3 'A', alice-3 'A'", "\(both.stderr)")
+        #expect(
+            both.firstErrorLine == "error: 'al-3' could be any of several magnets: alex-3 'A', alice-3 'A'",
+            "\(both.stderr)")
 
         let short = magnets("move", "a-12", "--to", "500,500", "-b", "alice.magnets", "--json")
         #expect(short.status == 0 && short.object["magnet"] as? String == "alice-12", "\(short.stderr)")
@@ -213,10 +258,14 @@ struct CommandTests: ScratchSuite {
         let before = scratch.bytes("board.magnets")
         let several = magnets("pull", "O", "--to", "200,100")
         #expect(several.status == 1)
-        #expect(several.firstErrorLine == "error: several tiles bear 'O': 'O' green, 'O' blue; say which with --color", "\(several.stderr)")
+        #expect(
+            several.firstErrorLine == "error: several tiles bear 'O': 'O' green, 'O' blue; say which with --color",
+            "\(several.stderr)")
         let none = magnets("pull", "Z", "--to", "200,100")
         #expect(none.status == 1)
-        #expect(none.firstErrorLine == "error: no 'Z' tile in the tray (tiles: 'O' green, 'A' red, 'O' blue)", "\(none.stderr)")
+        #expect(
+            none.firstErrorLine == "error: no 'Z' tile in the tray (tiles: 'O' green, 'A' red, 'O' blue)",
+            "\(none.stderr)")
         #expect(scratch.bytes("board.magnets") == before)
         #expect(magnets("pull", "O", "--color", "blue", "--to", "200,100").status == 0)
     }
@@ -243,19 +292,30 @@ struct CommandTests: ScratchSuite {
 
     // MARK: - Every way to fail writes nothing
 
-    @Test("usage errors exit 64 and write nothing", arguments: [
-        ["move", "main-5", "--to", "nan,1"], ["move", "main-5", "--to", "1e999,1"], ["move", "main-5", "--to", "abc"],
-        ["move", "main-5", "--to", "1"], ["move", "main-5", "--to", "1,2,3"], ["move", "main-5", "--by", "1,inf"],
-        ["move", "main-5", "--path", "1,2 3"], ["move", "main-5"], ["move", "main-5", "--to", "1,1", "--by", "1,1"],
-        ["zone", "add", "z", "--rect", "1,2,3"], ["zone", "add", "z", "--rect", "1,2,3,4,5"], ["zone", "add", "z", "--rect", "1,1,0,5"],
-        ["zone", "add", "z", "--rect", "1,1,5,5", "--capacity", "0"], ["zone", "add", "z", "--rect", "1,1,5,5", "--capacity", "abc"],
-        ["boundary", "add", "b", "--from", "0,0"], ["boundary", "add", "b", "--from", "0,0", "--to", "1,nan"],
-        ["tray", "add", "A", "--size", "3"], ["tray", "add", "A", "--size", "3x"], ["tray", "add", "A", "--size", "3x4x5"],
-        ["tray", "add", "A", "--count", "-1"], ["tray", "add", "A", "--count", "2", "--unlimited"], ["tray", "add", ""],
-        ["pull", " "], ["pull", ""], ["pull", "\t"], ["pull", "AB", "--to", "1,1"], ["pull", "A", "--to", "1,1", "--path", "1,1 1,30"],
-        ["resize", "--width", "nan", "--height", "3"], ["resize", "--width", "0", "--height", "3"], ["resize", "--width", "100"],
-        ["show", "--at", "-1"], ["show", "--at", "x"], ["nonsense"], ["move", "main-5", "--to", "1,1", "--frobnicate"],
-    ])
+    @Test(
+        "usage errors exit 64 and write nothing",
+        arguments: [
+            ["move", "main-5", "--to", "nan,1"], ["move", "main-5", "--to", "1e999,1"],
+            ["move", "main-5", "--to", "abc"],
+            ["move", "main-5", "--to", "1"], ["move", "main-5", "--to", "1,2,3"], ["move", "main-5", "--by", "1,inf"],
+            ["move", "main-5", "--path", "1,2 3"], ["move", "main-5"],
+            ["move", "main-5", "--to", "1,1", "--by", "1,1"],
+            ["zone", "add", "z", "--rect", "1,2,3"], ["zone", "add", "z", "--rect", "1,2,3,4,5"],
+            ["zone", "add", "z", "--rect", "1,1,0,5"],
+            ["zone", "add", "z", "--rect", "1,1,5,5", "--capacity", "0"],
+            ["zone", "add", "z", "--rect", "1,1,5,5", "--capacity", "abc"],
+            ["boundary", "add", "b", "--from", "0,0"], ["boundary", "add", "b", "--from", "0,0", "--to", "1,nan"],
+            ["tray", "add", "A", "--size", "3"], ["tray", "add", "A", "--size", "3x"],
+            ["tray", "add", "A", "--size", "3x4x5"],
+            ["tray", "add", "A", "--count", "-1"], ["tray", "add", "A", "--count", "2", "--unlimited"],
+            ["tray", "add", ""],
+            ["pull", " "], ["pull", ""], ["pull", "\t"], ["pull", "AB", "--to", "1,1"],
+            ["pull", "A", "--to", "1,1", "--path", "1,1 1,30"],
+            ["resize", "--width", "nan", "--height", "3"], ["resize", "--width", "0", "--height", "3"],
+            ["resize", "--width", "100"],
+            ["show", "--at", "-1"], ["show", "--at", "x"], ["nonsense"],
+            ["move", "main-5", "--to", "1,1", "--frobnicate"],
+        ])
     func usageErrors(args: [String]) throws {
         prepared()
         refused(args, status: 64)
@@ -270,14 +330,16 @@ struct CommandTests: ScratchSuite {
         refused(["resize", "--width", "1e999", "--height", "5"], status: 64, "expected a number from 1 to 100000")
     }
 
-    @Test("values may start with a minus: --by -10,5, --to -20,300, a boundary from -5,0; --limit -5 is refused as a number")
+    @Test(
+        "values may start with a minus: --by -10,5, --to -20,300, a boundary from -5,0; --limit -5 is refused as a number"
+    )
     func negativeValues() throws {
         prepared()
         let by = magnets("move", "main-5", "--by", "-10,5", "--json")
         #expect(by.status == 0, "\(by.stderr)")
         #expect(by.stdout.contains("\"x\": 90,") && by.stdout.contains("\"y\": 105,"), "\(by.stdout)")
         let to = magnets("move", "main-5", "--to", "-20,300")
-        #expect(to.status == 0 && to.stdout.contains("now at 20,300"), "\(to.stdout)\(to.stderr)") // clamped: half its width
+        #expect(to.status == 0 && to.stdout.contains("now at 20,300"), "\(to.stdout)\(to.stderr)")  // clamped: half its width
         #expect(magnets("boundary", "add", "ramp", "--from", "-5,0", "--to", "10,-3").status == 0)
         refused(["history", "--limit", "-5"], status: 64, "--limit must be at least 1")
         refused(["resize", "--width", "-300", "--height", "5"], status: 64, "expected a number from 1 to 100000")
@@ -303,9 +365,14 @@ struct CommandTests: ScratchSuite {
         refused(["init", "--replica", "other"], status: 1, "already exists")
     }
 
-    @Test("a missing file: a hint how to create it, and no file appears",
-          arguments: [["show"], ["tray", "list"], ["tray", "add", "A"], ["pull", "A", "--to", "1,1"], ["move", "A", "--to", "1,1"],
-                      ["check"], ["check", "--repair"], ["history"], ["conflicts"], ["zone", "list"], ["render", "--svg", "x.svg"]])
+    @Test(
+        "a missing file: a hint how to create it, and no file appears",
+        arguments: [
+            ["show"], ["tray", "list"], ["tray", "add", "A"], ["pull", "A", "--to", "1,1"],
+            ["move", "A", "--to", "1,1"],
+            ["check"], ["check", "--repair"], ["history"], ["conflicts"], ["zone", "list"],
+            ["render", "--svg", "x.svg"],
+        ])
     func missingFile(args: [String]) throws {
         refused(args + ["-b", "gone.magnets"], status: 1, "does not exist")
         let result = magnets(args + ["-b", "gone.magnets"])
@@ -320,19 +387,24 @@ struct CommandTests: ScratchSuite {
         var random = Data(count: 8192)
         var state: UInt64 = 0x5EED
         for i in random.indices {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             random[i] = UInt8(truncatingIfNeeded: state >> 56)
         }
         var sqliteHeaderThenJunk = Data("SQLite format 3\u{0}".utf8)
         sqliteHeaderThenJunk.append(random.prefix(4096 - 16))
-        return [("random", random), ("empty", Data()), ("text", Data("shopping list: eggs, milk\n".utf8)),
-                ("sqlite header, junk after", sqliteHeaderThenJunk)]
+        return [
+            ("random", random), ("empty", Data()), ("text", Data("shopping list: eggs, milk\n".utf8)),
+            ("sqlite header, junk after", sqliteHeaderThenJunk),
+        ]
     }()
 
-    @Test("a file that is not a board is refused by every command and left unchanged",
-          arguments: [["show"], ["show", "--json"], ["tray", "add", "A"], ["zone", "add", "z", "--rect", "1,1,5,5"],
-                      ["pull", "A", "--to", "1,1"], ["check"], ["check", "--repair"], ["history"], ["init"],
-                      ["resize", "--width", "10", "--height", "10"], ["ops", "export", "--out", "out.bundle"]])
+    @Test(
+        "a file that is not a board is refused by every command and left unchanged",
+        arguments: [
+            ["show"], ["show", "--json"], ["tray", "add", "A"], ["zone", "add", "z", "--rect", "1,1,5,5"],
+            ["pull", "A", "--to", "1,1"], ["check"], ["check", "--repair"], ["history"], ["init"],
+            ["resize", "--width", "10", "--height", "10"], ["ops", "export", "--out", "out.bundle"],
+        ])
     func notABoard(args: [String]) throws {
         for (name, bytes) in Self.strangers {
             let file = dir + "/stranger.magnets"
@@ -345,17 +417,24 @@ struct CommandTests: ScratchSuite {
         }
     }
 
-    @Test("another SQLite database is refused by every command and left unchanged",
-          arguments: [["show"], ["tray", "add", "A"], ["check", "--repair"], ["history", "--format", "csv"], ["init"]])
+    @Test(
+        "another SQLite database is refused by every command and left unchanged",
+        arguments: [["show"], ["tray", "add", "A"], ["check", "--repair"], ["history", "--format", "csv"], ["init"]])
     func anotherDatabase(args: [String]) throws {
         // One with a `meta` table (as a board has) and one without.
-        try scratch.sql("notes.db", """
+        try scratch.sql(
+            "notes.db",
+            """
             pragma journal_mode=wal; create table note(id integer primary key, body text);
             insert into note(body) values ('hello'); create table meta(key text, value text);
             """)
-        try scratch.sql("plain.db", "create table note(id integer primary key, body text); insert into note(body) values ('hi')")
+        try scratch.sql(
+            "plain.db", "create table note(id integer primary key, body text); insert into note(body) values ('hi')")
         for name in ["notes.db", "plain.db"] {
-            refused(args + ["-b", name], status: 1, args == ["init"] ? "already exists" : "not a magnets board (it is an SQLite database of something else)")
+            refused(
+                args + ["-b", name], status: 1,
+                args == ["init"] ? "already exists" : "not a magnets board (it is an SQLite database of something else)"
+            )
         }
     }
 
@@ -367,23 +446,33 @@ struct CommandTests: ScratchSuite {
         #expect(run.status == 1)
         let lines = run.stderr.split(separator: "\n").map(String.init)
         #expect(lines.first == "error: ./board.magnets does not exist (it is the board used when no -b is given)")
-        #expect(lines.dropFirst().first == "hint: board files here: alice.magnets, bob.magnets — name one with -b, as in magnets zone list -b alice.magnets, or set MAGNETS_BOARD")
+        #expect(
+            lines.dropFirst().first
+                == "hint: board files here: alice.magnets, bob.magnets — name one with -b, as in magnets zone list -b alice.magnets, or set MAGNETS_BOARD"
+        )
         // With no board file around, the advice is to create one.
         let empty = ScratchFolder("magnets-empty")
         let none = empty.magnets("zone", "list")
         #expect(none.status == 1 && none.firstErrorLine.contains("create it with 'magnets init"))
     }
 
-    @Test("the command line accepts exactly what the core's rules accept: each limit taken, just past it a usage error before the file is opened",
-          arguments: [
+    @Test(
+        "the command line accepts exactly what the core's rules accept: each limit taken, just past it a usage error before the file is opened",
+        arguments: [
             (["pull", "A", "--to", "1000000,-1000000"], ["pull", "A", "--to", "1000000.5,0"]),
             (["pull", "A", "--path", "0,-40 0,-10 -1000000,5"], ["pull", "A", "--path", "0,-40 0,nan"]),
-            (["zone", "add", "z", "--rect", "-1000000,0,2000000,0.5"], ["zone", "add", "z", "--rect", "0,0,2000001,5"]),
-            (["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000000"], ["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000001"]),
+            (
+                ["zone", "add", "z", "--rect", "-1000000,0,2000000,0.5"],
+                ["zone", "add", "z", "--rect", "0,0,2000001,5"]
+            ),
+            (
+                ["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000000"],
+                ["zone", "add", "y", "--rect", "0,0,5,5", "--capacity", "1000001"]
+            ),
             (["tray", "add", "Q", "--size", "1000x1"], ["tray", "add", "Q", "--size", "1000x0.5"]),
             (["tray", "add", "R", "--count", "1000000000"], ["tray", "add", "R", "--count", "1000000001"]),
             (["resize", "--width", "100000", "--height", "1"], ["resize", "--width", "100000.5", "--height", "1"]),
-          ])
+        ])
     func limits(_ good: [String], _ bad: [String]) {
         #expect(magnets("init", "--replica", "alice").status == 0)
         #expect(magnets("tray", "add", "A", "--unlimited").status == 0)

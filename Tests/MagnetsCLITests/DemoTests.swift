@@ -12,21 +12,29 @@ struct DemoTests: ScratchSuite {
         let result = magnets("demo", "--dir", "play")
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
-        for section in ["1. alice sets up", "2. offline", "3. before the sync", "4. magnets sync", "5. how the conflicts", "6. the history", "7. explore"] {
+        for section in [
+            "1. alice sets up", "2. offline", "3. before the sync", "4. magnets sync", "5. how the conflicts",
+            "6. the history", "7. explore",
+        ] {
             #expect(out.contains(section), "no '\(section)'")
         }
-        #expect(out.components(separatedBy: "┌─ fridge").count - 1 == 3) // alice and bob before, the board after
-        #expect(out.contains("comes later and wins") && out.contains("was rejected (tray empty)") && out.contains("passed over it as full"))
+        #expect(out.components(separatedBy: "┌─ fridge").count - 1 == 3)  // alice and bob before, the board after
+        #expect(
+            out.contains("comes later and wins") && out.contains("was rejected (tray empty)")
+                && out.contains("passed over it as full"))
         let files = scratch.names(in: "play")
         #expect(files == ["alice.magnets", "board.svg", "bob.magnets"])
         let shows = ["alice", "bob"].map { name -> NSDictionary? in
             var shown = magnets("show", "--json", "-b", "play/\(name).magnets").json as? [String: Any]
-            shown?["board"] = nil // names the file's own replica
+            shown?["board"] = nil  // names the file's own replica
             return shown.map(NSDictionary.init)
         }
         #expect(shows[0] != nil && shows[0] == shows[1])
         let conflicts = magnets("conflicts", "--json", "-b", "play/bob.magnets").array
-        #expect(Set(conflicts.compactMap { ($0["on"] as? String)?.split(separator: " ").first.map(String.init) }) == ["magnet", "tile", "zone"])
+        #expect(
+            Set(conflicts.compactMap { ($0["on"] as? String)?.split(separator: " ").first.map(String.init) }) == [
+                "magnet", "tile", "zone",
+            ])
         for name in ["alice", "bob"] { #expect(magnets("check", "-b", "play/\(name).magnets").status == 0) }
         // A folder with something in it is refused, untouched.
         let again = magnets("demo", "--dir", "play")
@@ -50,9 +58,9 @@ struct DemoTests: ScratchSuite {
         for line in suggestions {
             var command = line
             #if os(macOS)
-            let opener = "open "
+                let opener = "open "
             #else
-            let opener = "xdg-open "
+                let opener = "xdg-open "
             #endif
             if command.hasPrefix(opener) {
                 // Not opened here: the quoted path must name the picture.

@@ -7,7 +7,8 @@ import Testing
 @Suite("Files of older formats")
 struct FormatMigrationTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-format")
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+        .path
 
     func json(_ text: String) -> NSObject? {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? NSObject
@@ -46,7 +47,8 @@ struct FormatMigrationTests: ScratchSuite {
         }
         // The same board on both, apart from whose file it is.
         func board(_ file: String) -> String {
-            magnets("show", "--json", "-b", file).stdout.split(separator: "\n").filter { !$0.contains("\"replica\"") }.joined(separator: "\n")
+            magnets("show", "--json", "-b", file).stdout.split(separator: "\n").filter { !$0.contains("\"replica\"") }
+                .joined(separator: "\n")
         }
         #expect(board("a.magnets").contains("\"alice-12\"") && board("a.magnets") == board("c.magnets"))
     }

@@ -12,23 +12,28 @@ struct HelpTests: ScratchSuite {
     static let commands: [[String]] = [
         ["init"], ["clone"], ["tray", "add"], ["tray", "list"], ["zone", "add"], ["zone", "remove"], ["zone", "list"],
         ["boundary", "add"], ["boundary", "remove"], ["boundary", "list"], ["pull"], ["move"], ["return"], ["resize"],
-        ["show"], ["render"], ["history"], ["conflicts"], ["sync"], ["ops", "export"], ["ops", "import"], ["check"], ["demo"],
+        ["show"], ["render"], ["history"], ["conflicts"], ["sync"], ["ops", "export"], ["ops", "import"], ["check"],
+        ["demo"],
     ]
 
     /// The options each command shows, of -b, --json and --as.
     static let shared: [String: Set<String>] = [
         "init": ["--board", "--json", "--as"], "clone": ["--json"], "tray add": ["--board", "--json", "--as"],
-        "tray list": ["--board", "--json"], "zone add": ["--board", "--json", "--as"], "zone remove": ["--board", "--json", "--as"],
+        "tray list": ["--board", "--json"], "zone add": ["--board", "--json", "--as"],
+        "zone remove": ["--board", "--json", "--as"],
         "zone list": ["--board", "--json"], "boundary add": ["--board", "--json", "--as"],
         "boundary remove": ["--board", "--json", "--as"], "boundary list": ["--board", "--json"],
-        "pull": ["--board", "--json", "--as"], "move": ["--board", "--json", "--as"], "return": ["--board", "--json", "--as"],
+        "pull": ["--board", "--json", "--as"], "move": ["--board", "--json", "--as"],
+        "return": ["--board", "--json", "--as"],
         "resize": ["--board", "--json", "--as"], "show": ["--board", "--json"], "render": ["--board"],
         "history": ["--board", "--json"], "conflicts": ["--board", "--json"], "sync": ["--json"],
-        "ops export": ["--board", "--json"], "ops import": ["--board", "--json"], "check": ["--board", "--json"], "demo": [],
+        "ops export": ["--board", "--json"], "ops import": ["--board", "--json"], "check": ["--board", "--json"],
+        "demo": [],
     ]
 
-    @Test("every command's help has a one-line example, no Swift internals, each default once, and only the shared options it uses",
-          arguments: HelpTests.commands)
+    @Test(
+        "every command's help has a one-line example, no Swift internals, each default once, and only the shared options it uses",
+        arguments: HelpTests.commands)
     func help(_ words: [String]) {
         let run = magnets(words + ["--help"])
         let name = words.joined(separator: " ")
@@ -48,8 +53,9 @@ struct HelpTests: ScratchSuite {
         #expect(shown == HelpTests.shared[name], "\(name): \(usage)")
     }
 
-    @Test("help is printed and succeeds, for the tool and for each command",
-          arguments: [["--help"], ["help"], ["move", "--help"], ["help", "sync"], ["zone", "add", "-h"], ["tray"]])
+    @Test(
+        "help is printed and succeeds, for the tool and for each command",
+        arguments: [["--help"], ["help"], ["move", "--help"], ["help", "sync"], ["zone", "add", "-h"], ["tray"]])
     func helpForms(args: [String]) throws {
         let result = magnets(args)
         #expect(result.status == 0, "\(args): \(result.stderr)")
@@ -57,14 +63,17 @@ struct HelpTests: ScratchSuite {
         #expect(scratch.names().isEmpty)
     }
 
-    @Test("init --help shows its defaults as typed: 1000 and 700, not SideArgument(value: 1000.0); tray add shows 40x50")
+    @Test(
+        "init --help shows its defaults as typed: 1000 and 700, not SideArgument(value: 1000.0); tray add shows 40x50")
     func defaults() {
         let initHelp = magnets(["init", "--help"]).stdout
         #expect(initHelp.contains("(default: 1000)") && initHelp.contains("(default: 700)"))
         #expect(magnets(["tray", "add", "--help"]).stdout.contains("(default: 40x50)"))
     }
 
-    @Test("completion offers .magnets files after -b and for sync, any file for ops import, and the board's magnets for move")
+    @Test(
+        "completion offers .magnets files after -b and for sync, any file for ops import, and the board's magnets for move"
+    )
     func completion() {
         let bash = magnets(["--generate-completion-script", "bash"]).stdout
         func body(_ function: String) -> String {
@@ -72,7 +81,9 @@ struct HelpTests: ScratchSuite {
             let rest = bash[start.upperBound...]
             return String(rest[..<(rest.range(of: "\n}\n")?.lowerBound ?? rest.endIndex)])
         }
-        #expect(body("_magnets_move").contains("'-b'|'--board')\n        __magnets_add_completions -o plusdirs -fX '!*.@(magnets)'"))
+        #expect(
+            body("_magnets_move").contains(
+                "'-b'|'--board')\n        __magnets_add_completions -o plusdirs -fX '!*.@(magnets)'"))
         #expect(body("_magnets_sync").contains("-fX '!*.@(magnets)'"))
         #expect(body("_magnets_ops_import").contains("__magnets_add_completions -f"))
         #expect(body("_magnets_move").contains("---completion move -- positional@0"))
@@ -86,21 +97,30 @@ struct HelpTests: ScratchSuite {
         // The board named by -b, wherever it stands.
         #expect(magnets(["clone", "board.magnets", "bob.magnets", "--replica", "bob"]).status == 0)
         #expect(magnets(["return", "A", "-b", "bob.magnets"]).status == 0)
-        let named = magnets(["---completion", "return", "--", "positional@0", "2", "0", "magnets", "return", "", "-b", "bob.magnets"])
+        let named = magnets([
+            "---completion", "return", "--", "positional@0", "2", "0", "magnets", "return", "", "-b", "bob.magnets",
+        ])
         #expect(named.stdout.split(separator: "\n") == ["alice-5", "B"], "\(named.stdout) \(named.stderr)")
     }
 
-    @Test("the README opens with the two commands, lists every command the binary has, and leaves the design to DESIGN.md")
+    @Test(
+        "the README opens with the two commands, lists every command the binary has, and leaves the design to DESIGN.md"
+    )
     func readme() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         // The first lines: the heading, then a sh block of `swift run magnets demo` and `swift test`.
-        let commands = lines.prefix(6).dropFirst().map { $0.split(separator: "#", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+        let commands = lines.prefix(6).dropFirst().map {
+            $0.split(separator: "#", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        }
         #expect(commands == ["", "```sh", "swift run magnets demo", "swift test", "```"])
         #expect(lines.first == "# magnets")
         for words in HelpTests.commands {
-            #expect(readme.contains("magnets " + words.joined(separator: " ")), "README lacks magnets \(words.joined(separator: " "))")
+            #expect(
+                readme.contains("magnets " + words.joined(separator: " ")),
+                "README lacks magnets \(words.joined(separator: " "))")
         }
         #expect(readme.contains("ops export -b alice.magnets --out - | ssh"))
         #expect(readme.contains("[DESIGN.md](DESIGN.md)"))

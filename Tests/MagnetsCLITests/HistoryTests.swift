@@ -26,14 +26,27 @@ struct HistoryTests: ScratchSuite {
     /// inside an unquoted field, text after a closing quote, an unterminated quoted field).
     static func readCSV(_ text: String) -> [[String]]? {
         let scalars = Array(text.unicodeScalars)
-        var rows: [[String]] = [], row: [String] = [], field = String.UnicodeScalarView()
-        var inQuotes = false, wasQuoted = false, i = 0
-        func endField() { row.append(String(field)); field = String.UnicodeScalarView(); wasQuoted = false }
+        var rows: [[String]] = []
+        var row: [String] = []
+        var field = String.UnicodeScalarView()
+        var inQuotes = false
+        var wasQuoted = false
+        var i = 0
+        func endField() {
+            row.append(String(field))
+            field = String.UnicodeScalarView()
+            wasQuoted = false
+        }
         while i < scalars.count {
             let c = scalars[i]
             if inQuotes {
                 if c == "\"" {
-                    if i + 1 < scalars.count, scalars[i + 1] == "\"" { field.append("\""); i += 1 } else { inQuotes = false }
+                    if i + 1 < scalars.count, scalars[i + 1] == "\"" {
+                        field.append("\"")
+                        i += 1
+                    } else {
+                        inQuotes = false
+                    }
                 } else {
                     field.append(c)
                 }
@@ -41,12 +54,18 @@ struct HistoryTests: ScratchSuite {
                 switch c {
                 case "\"":
                     guard field.isEmpty, !wasQuoted else { return nil }
-                    inQuotes = true; wasQuoted = true
+                    inQuotes = true
+                    wasQuoted = true
                 case ",":
                     endField()
                 case "\r", "\n":
-                    if c == "\r" { guard i + 1 < scalars.count, scalars[i + 1] == "\n" else { return nil }; i += 1 }
-                    endField(); rows.append(row); row = []
+                    if c == "\r" {
+                        guard i + 1 < scalars.count, scalars[i + 1] == "\n" else { return nil }
+                        i += 1
+                    }
+                    endField()
+                    rows.append(row)
+                    row = []
                 default:
                     guard !wasQuoted else { return nil }
                     field.append(c)
@@ -55,14 +74,18 @@ struct HistoryTests: ScratchSuite {
             i += 1
         }
         guard !inQuotes else { return nil }
-        if !field.isEmpty || wasQuoted || !row.isEmpty { endField(); rows.append(row) }
+        if !field.isEmpty || wasQuoted || !row.isEmpty {
+            endField()
+            rows.append(row)
+        }
         return rows
     }
 
-
     // MARK: - history --format json
 
-    @Test("history --format json: one entry per logged op, in (Lamport, replica) order, each with what was done and what it did")
+    @Test(
+        "history --format json: one entry per logged op, in (Lamport, replica) order, each with what was done and what it did"
+    )
     func historyJSON() throws {
         let fx = try TwoPersonBoard()
         let entries = fx.history()
@@ -79,7 +102,9 @@ struct HistoryTests: ScratchSuite {
         for (a, b) in zip(entries, entries.dropFirst()) {
             let (la, lb) = (a["lamport"] as? Int ?? -1, b["lamport"] as? Int ?? -1)
             let (ra, rb) = (a["replica"] as? String ?? "", b["replica"] as? String ?? "")
-            #expect(la < lb || (la == lb && ra.utf8.lexicographicallyPrecedes(rb.utf8)), "\(a["op"] ?? "") before \(b["op"] ?? "")")
+            #expect(
+                la < lb || (la == lb && ra.utf8.lexicographicallyPrecedes(rb.utf8)),
+                "\(a["op"] ?? "") before \(b["op"] ?? "")")
         }
 
         // Each bundle op line, by id, for the times (the bundle writes milliseconds).
@@ -101,8 +126,9 @@ struct HistoryTests: ScratchSuite {
             #expect(entry["author"] as? String == want.author, "\(id)")
             #expect(entry["kind"] as? String == want.kind, "\(id)")
             let got = TwoPersonBoard.events(entry).map(Self.signature)
-            #expect(got.count == want.events.count && zip(got, want.events).allSatisfy { Self.matches($0, $1) },
-                    "\(id): \(got) ≠ \(want.events)")
+            #expect(
+                got.count == want.events.count && zip(got, want.events).allSatisfy { Self.matches($0, $1) },
+                "\(id): \(got) ≠ \(want.events)")
             // The wall time: ISO 8601 UTC with milliseconds, the bundle's milliseconds, made during this test.
             let time = try #require(entry["time"] as? String, "\(id)")
             #expect(time.wholeMatch(of: timePattern) != nil, "\(id): \(time)")
@@ -114,12 +140,15 @@ struct HistoryTests: ScratchSuite {
 
         let byID = Dictionary(uniqueKeysWithValues: entries.map { ($0["op"] as? String ?? "", $0) })
         // The payloads, as given (a --by move is recorded as the absolute target it meant).
-        #expect(byID["alice:1"]?["name"] as? String == TwoPersonBoard.boardName && byID["alice:1"]?["width"] as? Int == 1000)
+        #expect(
+            byID["alice:1"]?["name"] as? String == TwoPersonBoard.boardName && byID["alice:1"]?["width"] as? Int == 1000
+        )
         #expect(byID["alice:3"]?["unlimited"] as? Bool == true && byID["alice:3"]?["count"] is NSNull)
         #expect(byID["alice:4"]?["unlimited"] as? Bool == false && byID["alice:4"]?["count"] as? Int == 2)
         let zoneAdd = try #require(byID["alice:5"])
         #expect(["x", "y", "width", "height", "capacity"].map { zoneAdd[$0] as? Int } == [400, 100, 80, 80, 2])
-        #expect(zoneAdd["name"] as? String == TwoPersonBoard.zone && zoneAdd["accepts"] as? [String] == ["green", "red"])
+        #expect(
+            zoneAdd["name"] as? String == TwoPersonBoard.zone && zoneAdd["accepts"] as? [String] == ["green", "red"])
         #expect(byID["alice:6"]?["from"] as? [Int] == [0, 600] && byID["alice:6"]?["to"] as? [Int] == [1000, 600])
         #expect(byID["alice:7"]?["letter"] as? String == "H" && byID["alice:7"]?["color"] as? String == "green")
         #expect(byID["alice:7"]?["to"] as? [Int] == [440, 140])
@@ -134,18 +163,22 @@ struct HistoryTests: ScratchSuite {
         let payloadKeys: [String: Set<String>] = [
             "board.create": ["name", "width", "height"], "board.resize": ["width", "height"],
             "tray.add": ["letter", "color", "width", "height", "count", "unlimited"],
-            "zone.add": ["name", "x", "y", "width", "height", "capacity", "accepts"], "boundary.add": ["name", "from", "to"],
+            "zone.add": ["name", "x", "y", "width", "height", "capacity", "accepts"],
+            "boundary.add": ["name", "from", "to"],
             "magnet.pull": ["letter", "color", "to"], "magnet.move": ["magnet", "to"], "magnet.return": ["magnet"],
         ]
         for entry in entries {
             let kind = entry["kind"] as? String ?? ""
-            #expect(Set(entry.keys) == TwoPersonBoard.commonKeys.union(payloadKeys[kind] ?? []), "\(entry["op"] ?? ""): \(entry.keys.sorted())")
+            #expect(
+                Set(entry.keys) == TwoPersonBoard.commonKeys.union(payloadKeys[kind] ?? []),
+                "\(entry["op"] ?? ""): \(entry.keys.sorted())")
         }
     }
 
     // MARK: - history --format ndjson
 
-    @Test("history --format ndjson: one line per op, each equal to the JSON array's element; bob's copy exports the same")
+    @Test(
+        "history --format ndjson: one line per op, each equal to the JSON array's element; bob's copy exports the same")
     func historyNDJSON() throws {
         let fx = try TwoPersonBoard()
         let entries = fx.history()
@@ -157,14 +190,17 @@ struct HistoryTests: ScratchSuite {
         #expect(lines.count == entries.count)
         for (i, (line, entry)) in zip(lines, entries).enumerated() {
             #expect(!line.isEmpty && !line.contains("\r"), "line \(i + 1)")
-            let parsed = try #require(JSONText.parse(line) as? [String: Any], "line \(i + 1) is not a JSON object: \(line)")
+            let parsed = try #require(
+                JSONText.parse(line) as? [String: Any], "line \(i + 1) is not a JSON object: \(line)")
             #expect(JSONText.canonical(object: parsed) == JSONText.canonical(object: entry), "line \(i + 1)")
         }
         // Convergence of the export itself: bob's file, holding the same ops, writes the same bytes.
         let bobs = fx.magnets("history", "--format", "ndjson", "-b", "b.magnets")
         #expect(bobs.status == 0 && bobs.stdout == result.stdout)
         // --json on history is the JSON array too.
-        #expect(JSONText.canonical(fx.magnets("history", "--json", "-b", "a.magnets").stdout) == JSONText.canonical(object: entries))
+        #expect(
+            JSONText.canonical(fx.magnets("history", "--json", "-b", "a.magnets").stdout)
+                == JSONText.canonical(object: entries))
     }
 
     // MARK: - history --format csv
@@ -187,16 +223,24 @@ struct HistoryTests: ScratchSuite {
         // The odd author is quoted, its quotes doubled.
         #expect(result.stdout.contains(",\"Smith, \"\"Al\"\"\","))
         let rows = try #require(Self.readCSV(result.stdout), "not RFC 4180 CSV:\n\(result.stdout)")
-        #expect(rows.first == ["op", "replica", "seq", "lamport", "clock", "author", "time", "kind", "payload", "events"])
+        #expect(
+            rows.first == ["op", "replica", "seq", "lamport", "clock", "author", "time", "kind", "payload", "events"])
         let body = Array(rows.dropFirst())
         #expect(body.count == entries.count && body.count == 15)
         for (row, entry) in zip(body, entries) {
             let id = entry["op"] as? String ?? "?"
-            guard row.count == 10 else { Issue.record("\(id): \(row.count) fields: \(row)"); continue }
-            #expect(row[0] == id && row[1] == entry["replica"] as? String && row[2] == JSONText.scalar(entry["seq"]), "\(id)")
+            guard row.count == 10 else {
+                Issue.record("\(id): \(row.count) fields: \(row)")
+                continue
+            }
+            #expect(
+                row[0] == id && row[1] == entry["replica"] as? String && row[2] == JSONText.scalar(entry["seq"]),
+                "\(id)")
             #expect(row[3] == JSONText.scalar(entry["lamport"]) && row[5] == entry["author"] as? String, "\(id)")
             #expect(row[6] == entry["time"] as? String && row[7] == entry["kind"] as? String, "\(id)")
-            let clock = (entry["clock"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            let clock = (entry["clock"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map {
+                "\($0.key)=\($0.value)"
+            }
             #expect(row[4] == clock.joined(separator: ","), "\(id): \(row[4])")
             // The payload column is the JSON entry's payload fields, as a JSON object.
             var payload = entry
@@ -207,8 +251,13 @@ struct HistoryTests: ScratchSuite {
         let byID = Dictionary(uniqueKeysWithValues: body.map { ($0[0], $0) })
         #expect(byID["alice:3"]?[5] == TwoPersonBoard.oddAuthor)
         #expect(byID["alice:5"]?[9] == "zone '\(TwoPersonBoard.zone)' added")
-        #expect(byID["alice:7"]?[9] == "pulled 'H' as alice-7 at 440,140; captured by zone '\(TwoPersonBoard.zone)' at 440,140")
-        #expect(byID["alice:9"]?[9] == "alice-8 constrained to 100,675; stopped by boundary '\(TwoPersonBoard.boundary)' at 100,575; alice-8 now at 100,575")
+        #expect(
+            byID["alice:7"]?[9]
+                == "pulled 'H' as alice-7 at 440,140; captured by zone '\(TwoPersonBoard.zone)' at 440,140")
+        #expect(
+            byID["alice:9"]?[9]
+                == "alice-8 constrained to 100,675; stopped by boundary '\(TwoPersonBoard.boundary)' at 100,575; alice-8 now at 100,575"
+        )
         #expect(byID["alice:10"]?[9].contains("alice-7 escaped zone '\(TwoPersonBoard.zone)' at 700,300") == true)
         #expect(byID["bob:1"]?[9].hasPrefix("rejected: tray empty") == true)
         #expect(byID["alice:13"]?[9] == "resized to 900x650; alice-11 constrained to 880,625")
@@ -227,15 +276,21 @@ struct HistoryTests: ScratchSuite {
         for n in [1, 4, 14, 15, 100] {
             let limited = fx.history("--limit", "\(n)")
             #expect(limited.map { $0["op"] as? String ?? "" } == Array(TwoPersonBoard.order.suffix(n)), "--limit \(n)")
-            #expect(JSONText.canonical(object: limited) == JSONText.canonical(object: Array(all.suffix(n))), "--limit \(n)")
+            #expect(
+                JSONText.canonical(object: limited) == JSONText.canonical(object: Array(all.suffix(n))), "--limit \(n)")
         }
         let ndjson = fx.magnets("history", "--format", "ndjson", "--limit", "3", "-b", "a.magnets").stdout
-        #expect(ndjson.split(separator: "\n").compactMap { (JSONText.parse($0) as? [String: Any])?["op"] as? String } == ["bob:2", "alice:12", "alice:13"])
+        #expect(
+            ndjson.split(separator: "\n").compactMap { (JSONText.parse($0) as? [String: Any])?["op"] as? String } == [
+                "bob:2", "alice:12", "alice:13",
+            ])
         let table = fx.magnets("history", "--limit", "2", "-b", "a.magnets").stdout.split(separator: "\n")
         #expect(table.count == 3 && table[1].hasPrefix("14 ") && table[2].hasPrefix("15 "))
         for bad in ["0", "-1", "x"] {
             let result = fx.magnets("history", "--limit", bad, "-b", "a.magnets")
-            #expect(result.status == 64 && result.stdout.isEmpty && result.stderr.hasPrefix("error: "), "--limit \(bad): \(result.status) \(result.stderr)")
+            #expect(
+                result.status == 64 && result.stdout.isEmpty && result.stderr.hasPrefix("error: "),
+                "--limit \(bad): \(result.status) \(result.stderr)")
         }
     }
 
@@ -276,7 +331,8 @@ struct HistoryTests: ScratchSuite {
         #expect(nobody.status == 1 && nobody.stderr.hasPrefix("error: no magnet 'nobody-3'"), "\(nobody.stderr)")
         // A letter nobody bears is refused with the candidates.
         let none = fx.magnets("history", "--magnet", "Q", "-b", "a.magnets")
-        #expect(none.status == 1 && none.stderr.hasPrefix("error: ") && none.stderr.contains("alice-8"), "\(none.stderr)")
+        #expect(
+            none.status == 1 && none.stderr.hasPrefix("error: ") && none.stderr.contains("alice-8"), "\(none.stderr)")
     }
 
     // MARK: - history --format table
@@ -286,23 +342,28 @@ struct HistoryTests: ScratchSuite {
         let fx = try TwoPersonBoard()
         let result = fx.magnets("history", "--format", "table", "-b", "a.magnets")
         #expect(result.status == 0)
-        #expect(result.stdout == fx.magnets("history", "-b", "a.magnets").stdout) // table is the default
+        #expect(result.stdout == fx.magnets("history", "-b", "a.magnets").stdout)  // table is the default
         #expect(!result.stdout.contains("\u{1B}"))
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         #expect(lines.count == 1 + 15)
         let header = try #require(lines.first)
         var at = header.startIndex
         for column in ["#", "op", "lamport", "author", "time (UTC)", "kind", "what it did"] {
-            let found = try #require(header.range(of: column, range: at..<header.endIndex), "header lacks \(column): \(header)")
+            let found = try #require(
+                header.range(of: column, range: at..<header.endIndex), "header lacks \(column): \(header)")
             at = found.upperBound
         }
         for (i, (line, want)) in zip(lines.dropFirst(), TwoPersonBoard.expected).enumerated() {
             let words = line.split(separator: " ").map(String.init)
-            #expect(words.count > 6 && words[0] == "\(i + 1)" && words[1] == want.op && words[2] == "\(want.lamport)", "\(line)")
+            #expect(
+                words.count > 6 && words[0] == "\(i + 1)" && words[1] == want.op && words[2] == "\(want.lamport)",
+                "\(line)")
             #expect(words.contains(want.kind), "\(line)")
             #expect(!line.hasSuffix("…"), "trimmed off a terminal: \(line)")
         }
-        let row = { (op: String) in lines.first { $0.split(separator: " ").dropFirst().first.map(String.init) == op } ?? "" }
+        let row = { (op: String) in
+            lines.first { $0.split(separator: " ").dropFirst().first.map(String.init) == op } ?? ""
+        }
         #expect(row("alice:7").hasSuffix("captured by zone '\(TwoPersonBoard.zone)' at 440,140"))
         #expect(row("alice:9").contains("stopped by boundary '\(TwoPersonBoard.boundary)' at 100,575"))
         #expect(row("alice:9").hasSuffix("alice-8 now at 100,575"))
@@ -312,16 +373,18 @@ struct HistoryTests: ScratchSuite {
 
     // MARK: - What was asked, beside what happened
 
-    @Test("history keeps what a command asked for beside what it did: a swipe's path, a --by move's target, and each event of one move in order")
+    @Test(
+        "history keeps what a command asked for beside what it did: a swipe's path, a --by move's target, and each event of one move in order"
+    )
     func askedAndDone() throws {
-        must("init", "--replica", "alice", "--width", "900", "--height", "650")                // alice:1
-        must("tray", "add", "A", "--count", "1")                                                // alice:2
-        must("tray", "add", "C", "--unlimited", "--color", "blue")                              // alice:3
-        must("zone", "add", "slot", "--rect", "400,100,80,80")                                  // alice:4
-        must("boundary", "add", "shelf", "--from", "0,600", "--to", "900,600")                  // alice:5
-        must("pull", "A", "--to", "440,140")                                                    // alice:6, captured
-        must("move", "alice-6", "--by", "0,700")                                                // alice:7
-        must("pull", "C", "--color", "blue", "--path", "300,-40 302,-10 305,200")               // alice:8, a swipe
+        must("init", "--replica", "alice", "--width", "900", "--height", "650")  // alice:1
+        must("tray", "add", "A", "--count", "1")  // alice:2
+        must("tray", "add", "C", "--unlimited", "--color", "blue")  // alice:3
+        must("zone", "add", "slot", "--rect", "400,100,80,80")  // alice:4
+        must("boundary", "add", "shelf", "--from", "0,600", "--to", "900,600")  // alice:5
+        must("pull", "A", "--to", "440,140")  // alice:6, captured
+        must("move", "alice-6", "--by", "0,700")  // alice:7
+        must("pull", "C", "--color", "blue", "--path", "300,-40 302,-10 305,200")  // alice:8, a swipe
         let entries = magnets("history", "--format", "json").array
         let byID = Dictionary(uniqueKeysWithValues: entries.map { ($0["op"] as? String ?? "", $0) })
         #expect(entries.count == 8)
@@ -337,11 +400,14 @@ struct HistoryTests: ScratchSuite {
         // where the swipe was recognised (302,-10, clamped to y 25 for a 50-high tile), then dragged on.
         let swipe = try #require(byID["alice:8"])
         #expect(swipe["path"] as? [[Double]] == [[300, -40], [302, -10], [305, 200]])
-        #expect(Set(swipe.keys) == TwoPersonBoard.commonKeys.union(["letter", "color", "path"]), "\(swipe.keys.sorted())")
+        #expect(
+            Set(swipe.keys) == TwoPersonBoard.commonKeys.union(["letter", "color", "path"]), "\(swipe.keys.sorted())")
         let pulled = TwoPersonBoard.events(swipe)
         #expect(pulled.map { $0["event"] as? String } == ["pulled"])
         #expect(pulled.first?["x"] as? Double == 302 && pulled.first?["y"] as? Double == 25)
-        let placed = (magnets("show", "--json").object["magnets"] as? [[String: Any]])?.first { $0["id"] as? String == "alice-8" }
+        let placed = (magnets("show", "--json").object["magnets"] as? [[String: Any]])?.first {
+            $0["id"] as? String == "alice-8"
+        }
         #expect(placed?["x"] as? Double == 305 && placed?["y"] as? Double == 200)
     }
 }

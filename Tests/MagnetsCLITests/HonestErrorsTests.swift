@@ -23,9 +23,10 @@ struct HonestErrorsTests: ScratchSuite {
         let scratch = ScratchFolder("magnets-chattr")
         let probe = scratch.file("probe")
         _ = FileManager.default.createFile(atPath: probe, contents: Data())
-        defer { scratch.run("/usr/bin/chattr", ["-i", probe]) } // so the folder can go
+        defer { scratch.run("/usr/bin/chattr", ["-i", probe]) }  // so the folder can go
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"),
-              scratch.run("/usr/bin/chattr", ["+i", probe]).status == 0 else { return false }
+            scratch.run("/usr/bin/chattr", ["+i", probe]).status == 0
+        else { return false }
         return !FileManager.default.isWritableFile(atPath: probe)
     }()
 
@@ -36,7 +37,8 @@ struct HonestErrorsTests: ScratchSuite {
         let scratch = ScratchFolder("magnets-mount")
         let point = scratch.file("point")
         guard (try? FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: false)) != nil,
-              scratch.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", point]).status == 0 else { return false }
+            scratch.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", point]).status == 0
+        else { return false }
         return scratch.run("/bin/umount", [point]).status == 0
     }()
 
@@ -47,11 +49,17 @@ struct HonestErrorsTests: ScratchSuite {
     /// The commands that only read, each of which must work on `path`.
     func reads(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let show = magnets(["show", "--json", "-b", path])
-        #expect(show.status == 0 && show.stdout.contains("\"alice-4\""), "show: \(show.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            show.status == 0 && show.stdout.contains("\"alice-4\""), "show: \(show.stderr)",
+            sourceLocation: sourceLocation)
         let history = magnets(["history", "--format", "csv", "-b", path])
-        #expect(history.status == 0 && history.stdout.contains("alice:4"), "history: \(history.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            history.status == 0 && history.stdout.contains("alice:4"), "history: \(history.stderr)",
+            sourceLocation: sourceLocation)
         let check = magnets(["check", "-b", path])
-        #expect(check.status == 0 && check.stdout.hasPrefix("ok: 4 ops"), "check: \(check.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            check.status == 0 && check.stdout.hasPrefix("ok: 4 ops"), "check: \(check.stderr)",
+            sourceLocation: sourceLocation)
         let bundle = dir + "/out-\(UUID().uuidString.prefix(6)).bundle"
         let export = magnets(["ops", "export", "-b", path, "--out", bundle])
         #expect(export.status == 0, "ops export: \(export.stderr)", sourceLocation: sourceLocation)
@@ -63,15 +71,20 @@ struct HonestErrorsTests: ScratchSuite {
     func refusedWrite(_ path: String, _ words: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let pull = magnets(["pull", "B", "-b", path, "--to", "200,200"])
         #expect(pull.status == 1, sourceLocation: sourceLocation)
-        #expect(pull.firstErrorLine.hasPrefix("error: ") && pull.firstErrorLine.contains(words), "\(pull.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            pull.firstErrorLine.hasPrefix("error: ") && pull.firstErrorLine.contains(words), "\(pull.stderr)",
+            sourceLocation: sourceLocation)
         #expect(!pull.stderr.contains("not a magnets board"), sourceLocation: sourceLocation)
         #expect(pull.stdout.isEmpty, sourceLocation: sourceLocation)
     }
 
     // MARK: - Read-only folder and file
 
-    @Test("a board in an immutable folder: writes say the folder is read-only, reads work, nothing appears beside it",
-          .enabled(if: HonestErrorsTests.canMakeImmutable, "needs `chattr +i` (root on a file system with attributes); permission bits do not stop root"))
+    @Test(
+        "a board in an immutable folder: writes say the folder is read-only, reads work, nothing appears beside it",
+        .enabled(
+            if: HonestErrorsTests.canMakeImmutable,
+            "needs `chattr +i` (root on a file system with attributes); permission bits do not stop root"))
     func immutableFolder() throws {
         let folder = dir + "/shelf"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -86,8 +99,9 @@ struct HonestErrorsTests: ScratchSuite {
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/a.magnets")) == bytes)
     }
 
-    @Test("an immutable board file: writes say so, reads work, and no -wal or -shm is left beside it",
-          .enabled(if: HonestErrorsTests.canMakeImmutable, "needs `chattr +i` (root on a file system with attributes)"))
+    @Test(
+        "an immutable board file: writes say so, reads work, and no -wal or -shm is left beside it",
+        .enabled(if: HonestErrorsTests.canMakeImmutable, "needs `chattr +i` (root on a file system with attributes)"))
     func immutableFile() throws {
         board("a.magnets")
         chattr("+i", dir + "/a.magnets")
@@ -100,8 +114,9 @@ struct HonestErrorsTests: ScratchSuite {
 
     // MARK: - A full disk
 
-    @Test("a board on a full disk: writes say no space is left, reads work, a failed init leaves nothing, no -wal or -shm stays",
-          .enabled(if: HonestErrorsTests.canMount, "needs to mount a small tmpfs (root with CAP_SYS_ADMIN on Linux)"))
+    @Test(
+        "a board on a full disk: writes say no space is left, reads work, a failed init leaves nothing, no -wal or -shm stays",
+        .enabled(if: HonestErrorsTests.canMount, "needs to mount a small tmpfs (root with CAP_SYS_ADMIN on Linux)"))
     func fullDisk() throws {
         board("a.magnets")
         let disk = dir + "/disk"
@@ -113,9 +128,12 @@ struct HonestErrorsTests: ScratchSuite {
         scratch.run("/bin/dd", ["if=/dev/zero", "of=\(disk)/filler", "bs=4096"])
         let bytes = try Data(contentsOf: URL(fileURLWithPath: disk + "/a.magnets"))
         refusedWrite(disk + "/a.magnets", "no space left on the device")
-        #expect(scratch.names(in: disk) == ["a.magnets", "filler"], "after a refused write: \(scratch.names(in: disk).sorted())")
+        #expect(
+            scratch.names(in: disk) == ["a.magnets", "filler"],
+            "after a refused write: \(scratch.names(in: disk).sorted())")
         reads(disk + "/a.magnets")
-        #expect(scratch.names(in: disk) == ["a.magnets", "filler"], "after the reads: \(scratch.names(in: disk).sorted())")
+        #expect(
+            scratch.names(in: disk) == ["a.magnets", "filler"], "after the reads: \(scratch.names(in: disk).sorted())")
         let create = magnets("init", "-b", disk + "/new.magnets", "--replica", "bob")
         #expect(create.status == 1 && create.firstErrorLine.contains("no space left"), "\(create.stderr)")
         #expect(scratch.names(in: disk) == ["a.magnets", "filler"])
@@ -150,7 +168,9 @@ struct HonestErrorsTests: ScratchSuite {
             }
         }
         #expect(pull.status == 1)
-        #expect(pull.firstErrorLine.hasPrefix("error: a.magnets is in use: another process (pid \(getpid())) held its lock"), "\(pull.stderr)")
+        #expect(
+            pull.firstErrorLine.hasPrefix(
+                "error: a.magnets is in use: another process (pid \(getpid())) held its lock"), "\(pull.stderr)")
         // It says how long it waited: its 10 s timeout, a little more on a busy machine.
         let said = pull.firstErrorLine.firstMatch(of: #/waited (\d+(?:\.\d+)?) s/#).flatMap { Double($0.1) }
         #expect(said.map { $0 >= 10 && $0 < 60 } == true, "\(pull.stderr)")

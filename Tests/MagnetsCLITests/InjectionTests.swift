@@ -28,15 +28,19 @@ struct InjectionTests: ScratchSuite {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { !$0.hasPrefix("it's") }.isEmpty)
     }
 
-    @Test("NUL, newlines, tabs and RTL marks in letters and names are refused as usage errors, writing nothing",
-          arguments: [["pull", "\u{0}"], ["pull", "\n"], ["pull", "\u{200F}"], ["tray", "add", "A\u{202E}"],
-                      ["zone", "add", "a\nb", "--rect", "1,1,5,5"], ["zone", "add", "x\u{200F}y", "--rect", "1,1,5,5"],
-                      ["boundary", "add", "a\tb", "--from", "0,0", "--to", "5,5"], ["pull", "A", "--color", "Red;--", "--to", "1,1"]])
+    @Test(
+        "NUL, newlines, tabs and RTL marks in letters and names are refused as usage errors, writing nothing",
+        arguments: [
+            ["pull", "\u{0}"], ["pull", "\n"], ["pull", "\u{200F}"], ["tray", "add", "A\u{202E}"],
+            ["zone", "add", "a\nb", "--rect", "1,1,5,5"], ["zone", "add", "x\u{200F}y", "--rect", "1,1,5,5"],
+            ["boundary", "add", "a\tb", "--from", "0,0", "--to", "5,5"],
+            ["pull", "A", "--color", "Red;--", "--to", "1,1"],
+        ])
     func refused(args: [String]) throws {
         let board = dir + "/b.magnets"
         #expect(magnets(["init", "-b", board, "--replica", "main"]).status == 0)
         #expect(magnets(["tray", "add", "A", "-b", board]).status == 0)
-        _ = magnets(["check", "-b", board]) // settle the WAL
+        _ = magnets(["check", "-b", board])  // settle the WAL
         let before = try Data(contentsOf: URL(fileURLWithPath: board))
         let result = magnets(args + ["-b", board])
         #expect(result.status == 64)
@@ -52,7 +56,8 @@ struct InjectionTests: ScratchSuite {
         #expect(magnets(["init", "-b", board, "--replica", "main"]).status == 0)
         #expect(magnets(["ops", "export", "--out", dir + "/b.bundle", "-b", board]).status == 0)
         for path in [board, dir + "/b.bundle"] {
-            let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+            let mode =
+                (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
             #expect(mode & 0o077 == 0, "\(path): mode \(String(mode, radix: 8))")
         }
     }

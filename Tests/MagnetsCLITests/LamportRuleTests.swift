@@ -45,16 +45,21 @@ struct LamportRuleTests {
     /// A file's bytes with its write-ahead log, if any: what a refused command must leave alone.
     func bytes(_ name: String) -> Data {
         var all = Data()
-        for suffix in ["", "-wal"] { all.append(FileManager.default.contents(atPath: dir + "/" + name + suffix) ?? Data()) }
+        for suffix in ["", "-wal"] {
+            all.append(FileManager.default.contents(atPath: dir + "/" + name + suffix) ?? Data())
+        }
         return all
     }
 
     /// A move of `magnet` by `op` (REPLICA:SEQ) with this Lamport number and clock, as a bundle line.
     static func move(_ op: String, lamport: Int, clock: [String: Int], magnet: String, to: [Int]) -> String {
         let (replica, seq) = (String(op.split(separator: ":")[0]), Int(op.split(separator: ":")[1])!)
-        let object: [String: Any] = ["op": op, "replica": replica, "seq": seq, "lamport": lamport, "clock": clock, "author": replica,
-                                     "time": 1_795_000_000_000, "kind": "magnet.move", "magnet": magnet, "to": to]
-        return String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        let object: [String: Any] = [
+            "op": op, "replica": replica, "seq": seq, "lamport": lamport, "clock": clock, "author": replica,
+            "time": 1_795_000_000_000, "kind": "magnet.move", "magnet": magnet, "to": to,
+        ]
+        return String(
+            decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 
     /// Writes a bundle of op `lines` for board `id` (its header's clock covering them all).
@@ -64,9 +69,13 @@ struct LamportRuleTests {
             let op = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
             for (r, n) in op["clock"] as! [String: Int] { clock[r] = max(clock[r] ?? 0, n) }
         }
-        let header: [String: Any] = ["magnets_bundle": 1, "board": id, "clock": clock, "since": NSNull(), "ops": lines.count]
-        let head = String(decoding: try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]), as: UTF8.self)
-        try (([head] + lines).joined(separator: "\n") + "\n").write(toFile: dir + "/" + name, atomically: true, encoding: .utf8)
+        let header: [String: Any] = [
+            "magnets_bundle": 1, "board": id, "clock": clock, "since": NSNull(), "ops": lines.count,
+        ]
+        let head = String(
+            decoding: try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]), as: UTF8.self)
+        try (([head] + lines).joined(separator: "\n") + "\n").write(
+            toFile: dir + "/" + name, atomically: true, encoding: .utf8)
         return name
     }
 
@@ -84,61 +93,102 @@ struct LamportRuleTests {
         #expect(move.status == 0, "move: \(move.stderr)", sourceLocation: sourceLocation)
         #expect(magnets("tray", "add", "C", "-b", name).status == 0, sourceLocation: sourceLocation)
         #expect(magnets("pull", "C", "--to", "700,200", "-b", name).status == 0, sourceLocation: sourceLocation)
-        #expect(magnets("zone", "add", "slot", "--rect", "800,500,100,100", "-b", name).status == 0, sourceLocation: sourceLocation)
+        #expect(
+            magnets("zone", "add", "slot", "--rect", "800,500,100,100", "-b", name).status == 0,
+            sourceLocation: sourceLocation)
         let entries = history(name)
-        let made = entries.first { $0["op"] as? String == (try? JSONSerialization.jsonObject(with: Data(move.stdout.utf8)) as? [String: Any])?["op"] as? String }
-        #expect(made?["lamport"] as? Int == next, "the move's Lamport number: \(String(describing: made?["lamport"]))", sourceLocation: sourceLocation)
+        let made = entries.first {
+            $0["op"] as? String == (try? JSONSerialization.jsonObject(with: Data(move.stdout.utf8)) as? [String: Any])?[
+                "op"] as? String
+        }
+        #expect(
+            made?["lamport"] as? Int == next, "the move's Lamport number: \(String(describing: made?["lamport"]))",
+            sourceLocation: sourceLocation)
         #expect(entries.allSatisfy { ($0["lamport"] as? Int ?? .max) < 1_000 }, sourceLocation: sourceLocation)
         let check = magnets("check", "-b", name)
-        #expect(check.status == 0 && check.stdout.hasPrefix("ok: "), "check: \(check.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            check.status == 0 && check.stdout.hasPrefix("ok: "), "check: \(check.stderr)",
+            sourceLocation: sourceLocation)
         #expect(magnets("words", "-b", name).status == 0, sourceLocation: sourceLocation)
         #expect(magnets("conflicts", "-b", name).status == 0, sourceLocation: sourceLocation)
         let out = "out-\(UUID().uuidString.prefix(6)).bundle"
         #expect(magnets("ops", "export", "--out", out, "-b", name).status == 0, sourceLocation: sourceLocation)
-        #expect(magnets("ops", "import", out, "-b", name).status == 0, "re-importing its own ops skips them all", sourceLocation: sourceLocation)
+        #expect(
+            magnets("ops", "import", out, "-b", name).status == 0, "re-importing its own ops skips them all",
+            sourceLocation: sourceLocation)
     }
 
     // MARK: - Bundles
 
-    @Test("a bundle whose one op's Lamport number is just under 2^46 − 1 is refused, the file unchanged, and every later command works")
+    @Test(
+        "a bundle whose one op's Lamport number is just under 2^46 − 1 is refused, the file unchanged, and every later command works"
+    )
     func bundleNearTheLimit() throws {
         let id = board()
-        let name = try bundle("jump.bundle", board: id, [
-            Self.move("mallory:1", lamport: Self.nearLimit, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400]),
-        ])
+        let name = try bundle(
+            "jump.bundle", board: id,
+            [
+                Self.move(
+                    "mallory:1", lamport: Self.nearLimit, clock: ["alice": 5, "mallory": 1], magnet: "alice-4",
+                    to: [500, 400])
+            ])
         let before = bytes("alice.magnets")
         let run = magnets("ops", "import", name, "-b", "alice.magnets")
         #expect(run.status == 1)
         #expect(run.firstErrorLine.hasPrefix("error: "), "\(run.stderr)")
-        #expect(run.firstErrorLine.contains("mallory:1") && run.firstErrorLine.contains("Lamport number \(Self.nearLimit)")
+        #expect(
+            run.firstErrorLine.contains("mallory:1") && run.firstErrorLine.contains("Lamport number \(Self.nearLimit)")
                 && run.firstErrorLine.contains("make it 6"), "\(run.stderr)")
         #expect(run.stdout.isEmpty)
         #expect(bytes("alice.magnets") == before)
         // Through a pipe, the same.
-        let piped = scratch.magnets(["ops", "import", "-", "-b", "alice.magnets"],
-                                    input: FileManager.default.contents(atPath: dir + "/" + name))
-        #expect(piped.status == 1 && piped.firstErrorLine.hasPrefix("error: ") && piped.firstErrorLine.contains("Lamport"), "\(piped.stderr)")
+        let piped = scratch.magnets(
+            ["ops", "import", "-", "-b", "alice.magnets"],
+            input: FileManager.default.contents(atPath: dir + "/" + name))
+        #expect(
+            piped.status == 1 && piped.firstErrorLine.hasPrefix("error: ") && piped.firstErrorLine.contains("Lamport"),
+            "\(piped.stderr)")
         #expect(bytes("alice.magnets") == before)
         localCommandsWork("alice.magnets", next: 6)
     }
 
-    @Test("a bundle whose op claims a Lamport number below the ops its clock covers is refused, nothing written",
-          arguments: [
+    @Test(
+        "a bundle whose op claims a Lamport number below the ops its clock covers is refused, nothing written",
+        arguments: [
             // alice:5 (Lamport 5) is covered: 6 is the number, 3 sorts before what it moves.
-            TooSmall(label: "too small against the file", lines: [
-                move("mallory:1", lamport: 3, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400])]),
+            TooSmall(
+                label: "too small against the file",
+                lines: [
+                    move(
+                        "mallory:1", lamport: 3, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400])
+                ]),
             // Equal to what it covers: it would tie with it.
-            TooSmall(label: "equal to what it covers", lines: [
-                move("mallory:1", lamport: 5, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400])]),
+            TooSmall(
+                label: "equal to what it covers",
+                lines: [
+                    move(
+                        "mallory:1", lamport: 5, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400])
+                ]),
             // The second op covers the first (Lamport 6) through its clock, but claims 6 too.
-            TooSmall(label: "too small against the bundle", lines: [
-                move("mallory:1", lamport: 6, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400]),
-                move("trudy:1", lamport: 6, clock: ["alice": 5, "mallory": 1, "trudy": 1], magnet: "alice-5", to: [700, 500])]),
+            TooSmall(
+                label: "too small against the bundle",
+                lines: [
+                    move(
+                        "mallory:1", lamport: 6, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400]),
+                    move(
+                        "trudy:1", lamport: 6, clock: ["alice": 5, "mallory": 1, "trudy": 1], magnet: "alice-5",
+                        to: [700, 500]),
+                ]),
             // Its own previous op has Lamport 6: the next of that replica must be above it.
-            TooSmall(label: "not above its own previous op", lines: [
-                move("mallory:1", lamport: 6, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400]),
-                move("mallory:2", lamport: 6, clock: ["alice": 5, "mallory": 2], magnet: "alice-5", to: [700, 500])]),
-          ])
+            TooSmall(
+                label: "not above its own previous op",
+                lines: [
+                    move(
+                        "mallory:1", lamport: 6, clock: ["alice": 5, "mallory": 1], magnet: "alice-4", to: [500, 400]),
+                    move(
+                        "mallory:2", lamport: 6, clock: ["alice": 5, "mallory": 2], magnet: "alice-5", to: [700, 500]),
+                ]),
+        ])
     func bundleTooSmall(_ row: TooSmall) throws {
         let label = row.label
         let id = board()
@@ -146,7 +196,9 @@ struct LamportRuleTests {
         let before = bytes("alice.magnets")
         let run = magnets("ops", "import", name, "-b", "alice.magnets")
         #expect(run.status == 1, "\(label)")
-        #expect(run.firstErrorLine.hasPrefix("error: ") && run.firstErrorLine.contains("Lamport number"), "\(label): \(run.stderr)")
+        #expect(
+            run.firstErrorLine.hasPrefix("error: ") && run.firstErrorLine.contains("Lamport number"),
+            "\(label): \(run.stderr)")
         #expect(bytes("alice.magnets") == before, "\(label)")
         #expect(history("alice.magnets").count == 5, "\(label)")
         localCommandsWork("alice.magnets", next: 6)
@@ -168,41 +220,66 @@ struct LamportRuleTests {
         try db.write { db in
             let alice = try Int64.fetchOne(db, sql: "SELECT id FROM replica WHERE name = 'alice'")!
             func replica(_ name: String, lamport: Int) throws -> Int64 {
-                try db.execute(sql: "INSERT INTO replica (name, seq, lamport) VALUES (?, 1, ?)", arguments: [name, lamport])
+                try db.execute(
+                    sql: "INSERT INTO replica (name, seq, lamport) VALUES (?, 1, ?)", arguments: [name, lamport])
                 return db.lastInsertedRowID
             }
             func id(_ table: String, _ column: String, _ value: String) throws -> Int64 {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(table) (\(column)) VALUES (?)", arguments: [value])
                 return try Int64.fetchOne(db, sql: "SELECT id FROM \(table) WHERE \(column) = ?", arguments: [value])!
             }
-            let (trudy, victor, mallory) = (try replica("trudy", lamport: 2), try replica("victor", lamport: 6),
-                                            try replica("mallory", lamport: Self.nearLimit))
-            let covered = try id("context", "clock", "alice=5"), coveredToo = try id("context", "clock", "alice=5,trudy=1")
+            let (trudy, victor, mallory) = (
+                try replica("trudy", lamport: 2), try replica("victor", lamport: 6),
+                try replica("mallory", lamport: Self.nearLimit)
+            )
+            let covered = try id("context", "clock", "alice=5")
+            let coveredToo = try id("context", "clock", "alice=5,trudy=1")
             // Each op is its replica's first and only: one run each (op_run, with its first op's
             // Lamport number), keyed (lamport << 16) | replica.
-            for (replica, context, author, lamport) in [(trudy, covered, "trudy", 2), (victor, coveredToo, "victor", 6),
-                                                        (mallory, covered, "mallory", Self.nearLimit)] {
-                try db.execute(sql: "INSERT INTO op_run (replica, first_seq, context, author, first_lamport) VALUES (?, 1, ?, ?, ?)",
-                               arguments: [replica, context, try id("author", "name", author), lamport])
+            for (replica, context, author, lamport) in [
+                (trudy, covered, "trudy", 2), (victor, coveredToo, "victor", 6),
+                (mallory, covered, "mallory", Self.nearLimit),
+            ] {
+                try db.execute(
+                    sql:
+                        "INSERT INTO op_run (replica, first_seq, context, author, first_lamport) VALUES (?, 1, ?, ?, ?)",
+                    arguments: [replica, context, try id("author", "name", author), lamport])
             }
-            let magnetA = (4 << 16) | alice, magnetB = (5 << 16) | alice // (seq << 16) | replica of the pulling op
-            try db.execute(sql: "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, 1, 1795000000000, 8, NULL, NULL, NULL, ?)",
-                           arguments: [(2 << 16) | trudy, #"{"name":"wall","from":[-500,-500],"to":[-400,-500]}"#])
-            try db.execute(sql: "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, 1, 1795000000000, 0, ?, 700, 500, NULL)",
-                           arguments: [(6 << 16) | victor, magnetB])
-            try db.execute(sql: "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, 1, 1795000000000, 0, ?, 500, 400, NULL)",
-                           arguments: [(Int64(Self.nearLimit) << 16) | mallory, magnetA])
+            let magnetA = (4 << 16) | alice
+            let magnetB = (5 << 16) | alice  // (seq << 16) | replica of the pulling op
+            try db.execute(
+                sql:
+                    "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, 1, 1795000000000, 8, NULL, NULL, NULL, ?)",
+                arguments: [(2 << 16) | trudy, #"{"name":"wall","from":[-500,-500],"to":[-400,-500]}"#])
+            try db.execute(
+                sql:
+                    "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, 1, 1795000000000, 0, ?, 700, 500, NULL)",
+                arguments: [(6 << 16) | victor, magnetB])
+            try db.execute(
+                sql:
+                    "INSERT INTO op (id, seq, time, kind, magnet, x, y, data) VALUES (?, 1, 1795000000000, 0, ?, 500, 400, NULL)",
+                arguments: [(Int64(Self.nearLimit) << 16) | mallory, magnetA])
             // The derived state after replaying them: the wall (the board's first boundary, and a
             // label as outcomes name it), then B moved (victor:1, Lamport 6), then A (mallory:1, last).
-            try db.execute(sql: "INSERT INTO boundary (position, name, from_x, from_y, to_x, to_y) VALUES (0, 'wall', -500, -500, -400, -500)")
-            try db.execute(sql: "INSERT INTO label (id, name) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM label), 'wall')")
-            try db.execute(sql: "UPDATE magnet SET x = 700, y = 500, z = (SELECT top_z + 1 FROM board) WHERE id = ?", arguments: [magnetB])
-            try db.execute(sql: "UPDATE magnet SET x = 500, y = 400, z = (SELECT top_z + 2 FROM board) WHERE id = ?", arguments: [magnetA])
+            try db.execute(
+                sql:
+                    "INSERT INTO boundary (position, name, from_x, from_y, to_x, to_y) VALUES (0, 'wall', -500, -500, -400, -500)"
+            )
+            try db.execute(
+                sql: "INSERT INTO label (id, name) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM label), 'wall')")
+            try db.execute(
+                sql: "UPDATE magnet SET x = 700, y = 500, z = (SELECT top_z + 1 FROM board) WHERE id = ?",
+                arguments: [magnetB])
+            try db.execute(
+                sql: "UPDATE magnet SET x = 500, y = 400, z = (SELECT top_z + 2 FROM board) WHERE id = ?",
+                arguments: [magnetA])
             try db.execute(sql: "UPDATE board SET top_z = top_z + 2, ops = ops + 3")
         }
     }
 
-    @Test("poison ops written into a file: sync and import refuse them with both files unchanged, check names them, check --repair takes them and their dependents out")
+    @Test(
+        "poison ops written into a file: sync and import refuse them with both files unchanged, check names them, check --repair takes them and their dependents out"
+    )
     func poisonedFile() throws {
         _ = board()
         #expect(magnets("clone", "alice.magnets", "bob.magnets", "--replica", "bob").status == 0)
@@ -215,14 +292,27 @@ struct LamportRuleTests {
         let check = magnets("check", "-b", "alice.magnets")
         #expect(check.status == 1)
         #expect(check.firstErrorLine.hasPrefix("error: "), "\(check.stderr)")
-        #expect(check.stderr.contains("op trudy:1 has Lamport number 2, but the ops its clock covers make it 6"), "\(check.stderr)")
-        #expect(check.stderr.contains("op mallory:1 has Lamport number \(Self.nearLimit), but the ops its clock covers make it 6"), "\(check.stderr)")
-        #expect(check.stderr.contains("'magnets check --repair' takes it and the ops that depend on it out of the log"), "\(check.stderr)")
-        #expect(!check.stderr.contains("victor:1"), "victor:1 keeps the rule; it only depends on a broken op: \(check.stderr)")
+        #expect(
+            check.stderr.contains("op trudy:1 has Lamport number 2, but the ops its clock covers make it 6"),
+            "\(check.stderr)")
+        #expect(
+            check.stderr.contains(
+                "op mallory:1 has Lamport number \(Self.nearLimit), but the ops its clock covers make it 6"),
+            "\(check.stderr)")
+        #expect(
+            check.stderr.contains("'magnets check --repair' takes it and the ops that depend on it out of the log"),
+            "\(check.stderr)")
+        #expect(
+            !check.stderr.contains("victor:1"),
+            "victor:1 keeps the rule; it only depends on a broken op: \(check.stderr)")
         let json = magnets("check", "--json", "-b", "alice.magnets")
         #expect(json.status == 1)
-        let problems = ((try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) as? [String: Any])?["problems"] as? [String] ?? []
-        #expect(problems.count == 2 && problems.allSatisfy { $0.contains("Lamport number") }, "only the rule is broken: \(problems)")
+        let problems =
+            ((try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) as? [String: Any])?["problems"]
+            as? [String] ?? []
+        #expect(
+            problems.count == 2 && problems.allSatisfy { $0.contains("Lamport number") },
+            "only the rule is broken: \(problems)")
 
         // A sync, either way round, and an import of the poisoned file's ops are refused, and
         // neither file changes.
@@ -230,7 +320,9 @@ struct LamportRuleTests {
         for args in [["sync", "alice.magnets", "bob.magnets"], ["sync", "bob.magnets", "alice.magnets"]] {
             let sync = scratch.magnets(args)
             #expect(sync.status == 1, "\(args)")
-            #expect(sync.firstErrorLine.hasPrefix("error: ") && sync.firstErrorLine.contains("Lamport number"), "\(args): \(sync.stderr)")
+            #expect(
+                sync.firstErrorLine.hasPrefix("error: ") && sync.firstErrorLine.contains("Lamport number"),
+                "\(args): \(sync.stderr)")
             #expect(bytes("alice.magnets") == poisoned, "\(args): the poisoned file changed")
             #expect(bytes("bob.magnets") == clean, "\(args): the clean file changed")
         }
@@ -243,7 +335,9 @@ struct LamportRuleTests {
         // The repair takes out the two broken ops and victor:1, which depends on trudy:1.
         let repair = magnets("check", "--repair", "-b", "alice.magnets")
         #expect(repair.status == 0, "\(repair.stderr)")
-        #expect(repair.stdout.contains("mallory:1") && repair.stdout.contains("trudy:1") && repair.stdout.contains("victor:1"), "\(repair.stdout)")
+        #expect(
+            repair.stdout.contains("mallory:1") && repair.stdout.contains("trudy:1")
+                && repair.stdout.contains("victor:1"), "\(repair.stdout)")
         let left = history("alice.magnets").compactMap { $0["op"] as? String }
         #expect(left == ["alice:1", "alice:2", "alice:3", "alice:4", "alice:5"])
         let after = magnets("check", "-b", "alice.magnets")
@@ -259,7 +353,9 @@ struct LamportRuleTests {
         for name in ["alice.magnets", "bob.magnets"] {
             let check = magnets("check", "-b", name)
             #expect(check.status == 0, "\(name): \(check.stderr)")
-            #expect(!history(name).contains { ["trudy", "victor", "mallory"].contains($0["replica"] as? String ?? "") }, "\(name)")
+            #expect(
+                !history(name).contains { ["trudy", "victor", "mallory"].contains($0["replica"] as? String ?? "") },
+                "\(name)")
         }
         func stripped(_ board: [String: Any]) -> NSDictionary {
             var board = board
@@ -269,7 +365,9 @@ struct LamportRuleTests {
             return board as NSDictionary
         }
         #expect(stripped(show("alice.magnets")) == stripped(show("bob.magnets")))
-        #expect(magnets("sync", "alice.magnets", "bob.magnets").stdout.hasPrefix("gave alice.magnets 0 ops and bob.magnets 0 ops"))
+        #expect(
+            magnets("sync", "alice.magnets", "bob.magnets").stdout.hasPrefix(
+                "gave alice.magnets 0 ops and bob.magnets 0 ops"))
     }
 
     // MARK: - Gaps the fuzzer found (magnets-fuzz lamport)
@@ -286,7 +384,7 @@ struct LamportRuleTests {
         _ = board()
         #expect(magnets("clone", "alice.magnets", "bob.magnets", "--replica", "bob").status == 0)
         #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
-        #expect(magnets("move", "A", "--to", "200,200", "-b", "bob.magnets").status == 0) // bob:1, clock alice=5
+        #expect(magnets("move", "A", "--to", "200,200", "-b", "bob.magnets").status == 0)  // bob:1, clock alice=5
         try sql("bob.magnets", "UPDATE context SET clock = 'alice=43' WHERE clock = 'alice=5'")
         let (poisoned, clean) = (bytes("bob.magnets"), bytes("alice.magnets"))
         let sync = magnets("sync", "bob.magnets", "alice.magnets")
@@ -306,8 +404,10 @@ struct LamportRuleTests {
         #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
         // alice:4 and alice:5 swap numbers: alice:5 (Lamport 4) sorts before alice:4 (Lamport 5), which it follows.
         let a = "(SELECT id FROM replica WHERE name = 'alice')"
-        try sql("alice.magnets", "UPDATE op SET id = -7 WHERE id = (4 << 16) | \(a)", "UPDATE op SET id = (4 << 16) | \(a) WHERE id = (5 << 16) | \(a)",
-                "UPDATE op SET id = (5 << 16) | \(a) WHERE id = -7")
+        try sql(
+            "alice.magnets", "UPDATE op SET id = -7 WHERE id = (4 << 16) | \(a)",
+            "UPDATE op SET id = (4 << 16) | \(a) WHERE id = (5 << 16) | \(a)",
+            "UPDATE op SET id = (5 << 16) | \(a) WHERE id = -7")
         let check = magnets("check", "-b", "alice.magnets")
         #expect(check.status == 1 && check.firstErrorLine.contains("alice:5"), "\(check.stderr)")
         let (poisoned, clean) = (bytes("alice.magnets"), bytes("carl.magnets"))
@@ -326,7 +426,9 @@ struct LamportRuleTests {
         #expect(magnets("clone", "alice.magnets", "carl.magnets", "--replica", "carl").status == 0)
         #expect(magnets("ops", "export", "--out", "all.bundle", "-b", "carl.magnets").status == 0)
         // A second row for alice:3, under Lamport −1: OpLog.forEach reads keys ≥ 0 only.
-        try sql("alice.magnets", "INSERT INTO op SELECT ((-1) << 16) | (id & 65535), seq, time, kind, magnet, x, y, data FROM op "
+        try sql(
+            "alice.magnets",
+            "INSERT INTO op SELECT ((-1) << 16) | (id & 65535), seq, time, kind, magnet, x, y, data FROM op "
                 + "WHERE id = (3 << 16) | (SELECT id FROM replica WHERE name = 'alice')")
         let check = magnets("check", "-b", "alice.magnets")
         let before = bytes("alice.magnets")

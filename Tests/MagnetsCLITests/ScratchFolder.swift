@@ -15,7 +15,9 @@ struct Run: Sendable {
     var stderr: String
 
     /// The first line on stderr (`error: …`), empty when it printed none.
-    var firstErrorLine: String { stderr.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? "" }
+    var firstErrorLine: String {
+        stderr.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+    }
 
     /// Stdout as JSON (any value), or nil when it is not JSON.
     var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed]) }
@@ -48,9 +50,11 @@ final class Started: @unchecked Sendable {
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
-        stderrPath = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-stderr-\(UUID().uuidString)").path
+        stderrPath =
+            FileManager.default.temporaryDirectory.appendingPathComponent("magnets-stderr-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        let out = Pipe(), inPipe = Pipe()
+        let out = Pipe()
+        let inPipe = Pipe()
         stdout = out.fileHandleForReading
         process.standardOutput = out
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
@@ -77,7 +81,7 @@ final class Started: @unchecked Sendable {
                 read = Data(read[(newline + 1)...])
                 return String(decoding: line, as: UTF8.self)
             }
-            let more = stdout.availableData // blocks until the program writes or closes its stdout
+            let more = stdout.availableData  // blocks until the program writes or closes its stdout
             if more.isEmpty {
                 guard !read.isEmpty else { return nil }
                 defer { read = Data() }
@@ -100,8 +104,9 @@ final class Started: @unchecked Sendable {
         try? stdout.close()
         let err = FileManager.default.contents(atPath: stderrPath) ?? Data()
         try? FileManager.default.removeItem(atPath: stderrPath)
-        let run = Run(status: process.terminationStatus, stdout: String(decoding: read, as: UTF8.self),
-                      stderr: String(decoding: err, as: UTF8.self))
+        let run = Run(
+            status: process.terminationStatus, stdout: String(decoding: read, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self))
         finished = run
         return run
     }
@@ -115,7 +120,8 @@ let magnetsBinary: String = {
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         dir = dir.deletingLastPathComponent()
     }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     return root.appendingPathComponent(".build/debug/magnets").path
 }()
 
@@ -138,7 +144,9 @@ final class ScratchFolder: Sendable {
     deinit {
         // A file deleted meanwhile (a closing connection removes its log) stops one removal
         // part way: try again.
-        for _ in 0..<3 where FileManager.default.fileExists(atPath: path) { try? FileManager.default.removeItem(atPath: path) }
+        for _ in 0..<3 where FileManager.default.fileExists(atPath: path) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     /// Runs `magnets ARGS` here with exactly `environment` (plus PATH), `input` on stdin.
@@ -159,13 +167,17 @@ final class ScratchFolder: Sendable {
 
     /// Runs any program here (`chattr`, `script`, `sh -c` for a pipeline) and waits for it.
     @discardableResult
-    func run(_ program: String, _ args: [String], environment: [String: String] = ScratchFolder.user, input: Data? = nil) -> Run {
+    func run(
+        _ program: String, _ args: [String], environment: [String: String] = ScratchFolder.user, input: Data? = nil
+    ) -> Run {
         Started(program, args, in: path, environment: environment, input: input).wait()
     }
 
     /// `sh -c SCRIPT` here, with `$M` the binary; a `timeout` keeps a hang from hanging the tests.
     func shell(_ script: String) -> Run {
-        run("/usr/bin/timeout", ["30", "/bin/sh", "-c", script], environment: ScratchFolder.user.merging(["M": magnetsBinary]) { a, _ in a })
+        run(
+            "/usr/bin/timeout", ["30", "/bin/sh", "-c", script],
+            environment: ScratchFolder.user.merging(["M": magnetsBinary]) { a, _ in a })
     }
 
     /// The names in the folder (or in `sub`, a path inside it or absolute).

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import MagnetsCore
 import MagnetsStore
+import Testing
 
 /// Kills `magnets sync` with SIGKILL at random moments: each file must then open, check clean,
 /// and hold either its ops from before the sync or all of them (one transaction per file).
@@ -14,40 +14,58 @@ struct SyncCrashTests: ScratchSuite {
         let now = try file.current()
         let ids = now.board.sortedMagnets.map(\.id)
         var state = seed
-        func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state >> 33 }
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
         var context = now.clock
         context[replica] = 0
         var lines: [String] = []
         var clock = now.clock
         for k in 0..<count {
             let op = MagnetsCore.Operation(
-                id: OpID(replica: replica, seq: now.clock[replica] + 1 + k), lamport: now.maxLamport + 1 + k, context: context,
+                id: OpID(replica: replica, seq: now.clock[replica] + 1 + k), lamport: now.maxLamport + 1 + k,
+                context: context,
                 author: replica, time: 1_795_000_000_000,
-                payload: .move(magnet: ids[Int(next() % UInt64(ids.count))], target: .point(Point(x: Double(next() % 1000), y: Double(next() % 700)))))
+                payload: .move(
+                    magnet: ids[Int(next() % UInt64(ids.count))],
+                    target: .point(Point(x: Double(next() % 1000), y: Double(next() % 700)))))
             clock[replica] = op.id.seq
             lines.append(op.json(time: .milliseconds).serialized())
         }
         let since = JSONValue.object(now.clock.replicas.map { ($0, .int(now.clock[$0])) })
-        let header = JSONValue.object([("magnets_bundle", .int(1)), ("board", .string(file.boardID)),
-                                       ("clock", .object(clock.replicas.map { ($0, .int(clock[$0])) })), ("since", since),
-                                       ("ops", .int(count))]).serialized()
+        let header = JSONValue.object([
+            ("magnets_bundle", .int(1)), ("board", .string(file.boardID)),
+            ("clock", .object(clock.replicas.map { ($0, .int(clock[$0])) })), ("since", since),
+            ("ops", .int(count)),
+        ]).serialized()
         try Data((([header] + lines).joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
     }
 
     /// Two copies, alice's and bob's, of a board of `magnets` magnets in a zone's reach (and a
     /// boundary's, with `wall`), each with its own concurrent moves taken in through a bundle.
-    static func twoCopies(in dir: String, magnets: Int, interval: Int, wall: Bool,
-                          moves: (alice: Int, bob: Int)) throws -> (base: BoardFile, a: BoardFile, b: BoardFile) {
-        let base = try BoardFile.create(dir + "/base.magnets", name: "two", size: Size(width: 1000, height: 700),
-                                        replica: "base", author: "base", checkpointInterval: interval)
+    static func twoCopies(
+        in dir: String, magnets: Int, interval: Int, wall: Bool,
+        moves: (alice: Int, bob: Int)
+    ) throws -> (base: BoardFile, a: BoardFile, b: BoardFile) {
+        let base = try BoardFile.create(
+            dir + "/base.magnets", name: "two", size: Size(width: 1000, height: 700),
+            replica: "base", author: "base", checkpointInterval: interval)
         try base.record(author: "base") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
-        try base.record(author: "base") { _ in .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80), capacity: 2)) }
+        try base.record(author: "base") { _ in
+            .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80), capacity: 2))
+        }
         if wall {
-            try base.record(author: "base") { _ in .boundaryAdd(Boundary(name: "wall", segment: Segment(from: Point(x: 600, y: 0), to: Point(x: 600, y: 500)))) }
+            try base.record(author: "base") { _ in
+                .boundaryAdd(
+                    Boundary(name: "wall", segment: Segment(from: Point(x: 600, y: 0), to: Point(x: 600, y: 500))))
+            }
         }
         let spacing = 900 / Double(magnets)
         for i in 0..<magnets {
-            try base.record(author: "base") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 20 + Double(i) * spacing, y: 300))) }
+            try base.record(author: "base") { _ in
+                .pull(letter: "A", color: "red", target: .point(Point(x: 20 + Double(i) * spacing, y: 300)))
+            }
         }
         let a = try base.clone(to: dir + "/a.magnets", replica: "alice")
         let b = try base.clone(to: dir + "/b.magnets", replica: "bob")
@@ -58,7 +76,9 @@ struct SyncCrashTests: ScratchSuite {
         return (base, a, b)
     }
 
-    @Test("a sync whose window is merged on two threads (over 20,000 ops), its ops moved in, leaves equal logs and clean files")
+    @Test(
+        "a sync whose window is merged on two threads (over 20,000 ops), its ops moved in, leaves equal logs and clean files"
+    )
     func twoThreadWindow() throws {
         let (base, a, b) = try Self.twoCopies(in: dir, magnets: 40, interval: 4096, wall: true, moves: (11_000, 10_500))
         let report = try BoardFile.sync(a, b)
@@ -83,7 +103,9 @@ struct SyncCrashTests: ScratchSuite {
         let (base, a, b) = try Self.twoCopies(in: dir, magnets: 60, interval: 256, wall: false, moves: (3000, 3000))
         let common = try base.current().opCount
         let (beforeA, beforeB) = (try a.current().opCount, try b.current().opCount)
-        try a.close(); try b.close(); try base.close()
+        try a.close()
+        try b.close()
+        try base.close()
 
         // How long an unkilled sync takes, to spread the kills over it.
         try FileManager.default.copyItem(atPath: dir + "/a.magnets", toPath: dir + "/ta.magnets")
@@ -124,7 +146,9 @@ struct SyncCrashTests: ScratchSuite {
                 if round == 20 { #expect(count == after, "killed after its report, yet \(path) lacks the ops") }
                 try file.close()
             }
-            for p in [ra, rb] { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch.file(p + s)) } }
+            for p in [ra, rb] {
+                for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch.file(p + s)) }
+            }
         }
         // Both kinds of ending were seen: the kills really landed mid-way and after.
         #expect(outcomes["before", default: 0] > 0)

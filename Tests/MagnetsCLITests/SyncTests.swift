@@ -89,11 +89,14 @@ struct SyncTests: ScratchSuite {
         magnets("sync", "a.magnets", "c.magnets")
         let shows = ["a.magnets", "b.magnets", "c.magnets"].map { file -> String in
             var s = show(file)
-            s["board"] = nil // holds the file's own replica id
-            return String(decoding: try! JSONSerialization.data(withJSONObject: s, options: [.sortedKeys]), as: UTF8.self)
+            s["board"] = nil  // holds the file's own replica id
+            return String(
+                decoding: try! JSONSerialization.data(withJSONObject: s, options: [.sortedKeys]), as: UTF8.self)
         }
         #expect(shows[0] == shows[1] && shows[1] == shows[2])
-        let histories = ["a.magnets", "b.magnets", "c.magnets"].map { magnets("history", "--format", "ndjson", "-b", $0).stdout }
+        let histories = ["a.magnets", "b.magnets", "c.magnets"].map {
+            magnets("history", "--format", "ndjson", "-b", $0).stdout
+        }
         #expect(histories[0] == histories[1] && histories[1] == histories[2])
         let again = magnets("sync", "a.magnets", "c.magnets", "--json").object
         #expect(again["into_a"] as? Int == 0 && again["into_b"] as? Int == 0)
@@ -104,10 +107,13 @@ struct SyncTests: ScratchSuite {
     func oppositeSyncsAtOnce() throws {
         setUp()
         for i in 0..<20 {
-            magnets("move", "M", "--to", "\(100 + i * 30),\(200 + i * 10)", "-b", i % 2 == 0 ? "a.magnets" : "b.magnets")
+            magnets(
+                "move", "M", "--to", "\(100 + i * 30),\(200 + i * 10)", "-b", i % 2 == 0 ? "a.magnets" : "b.magnets")
         }
         // All three are started before any is waited for.
-        let syncs = [["a.magnets", "b.magnets"], ["b.magnets", "a.magnets"], ["a.magnets", "b.magnets"]].map { scratch.start(["sync"] + $0) }
+        let syncs = [["a.magnets", "b.magnets"], ["b.magnets", "a.magnets"], ["a.magnets", "b.magnets"]].map {
+            scratch.start(["sync"] + $0)
+        }
         let results = syncs.map { $0.wait() }
         #expect(results.map(\.status) == [0, 0, 0], "\(results.map(\.stderr))")
         let (magnetsA, magnetsB) = (show("a.magnets")["magnets"] as? NSArray, show("b.magnets")["magnets"] as? NSArray)
@@ -119,7 +125,8 @@ struct SyncTests: ScratchSuite {
     func dryRunAndSelf() throws {
         setUp()
         magnets("move", "M", "--to", "900,600", "-b", "b.magnets")
-        magnets("check", "-b", "a.magnets"); magnets("check", "-b", "b.magnets")
+        magnets("check", "-b", "a.magnets")
+        magnets("check", "-b", "b.magnets")
         let (a, b) = (bytes("a.magnets"), bytes("b.magnets"))
         let dry = magnets("sync", "a.magnets", "b.magnets", "--dry-run", "--json").object
         #expect(dry["into_a"] as? Int == 1 && dry["into_b"] as? Int == 0)
@@ -163,7 +170,10 @@ struct SyncTests: ScratchSuite {
         #expect(run.status == 1)
         let lines = run.stderr.split(separator: "\n").map(String.init)
         #expect(lines.first == "error: my copy.magnets does not exist; only copies of one board can sync")
-        #expect(lines.dropFirst().first == "hint: to make it a copy of a.magnets that syncs with it: magnets clone a.magnets 'my copy.magnets' --replica NAME")
+        #expect(
+            lines.dropFirst().first
+                == "hint: to make it a copy of a.magnets that syncs with it: magnets clone a.magnets 'my copy.magnets' --replica NAME"
+        )
         #expect(!run.stderr.contains("init"))
         #expect(scratch.names() == ["a.magnets"])
     }
@@ -183,10 +193,14 @@ struct SyncTests: ScratchSuite {
         concurrentMoves()
         let sync = magnets("sync", "a.magnets", "b.magnets")
         #expect(sync.status == 0)
-        #expect(sync.stdout.hasPrefix("gave a.magnets 1 op and b.magnets 1 op; 1 conflict settled; clock "), "\(sync.stdout)")
+        #expect(
+            sync.stdout.hasPrefix("gave a.magnets 1 op and b.magnets 1 op; 1 conflict settled; clock "),
+            "\(sync.stdout)")
         #expect(!sync.stdout.contains("(s)"))
         #expect(magnets("pull", "B", "-b", "a.magnets", "--to", "100,300").status == 0)
-        #expect(magnets("sync", "a.magnets", "b.magnets").stdout.hasPrefix("gave a.magnets 0 ops and b.magnets 1 op; 0 conflicts settled"))
+        #expect(
+            magnets("sync", "a.magnets", "b.magnets").stdout.hasPrefix(
+                "gave a.magnets 0 ops and b.magnets 1 op; 0 conflicts settled"))
         #expect(magnets("check", "-b", "a.magnets").stdout == "ok: 7 ops replayed, derived state matches\n")
         let fresh = magnets("init", "-b", "c.magnets", "--replica", "carol")
         #expect(fresh.status == 0)

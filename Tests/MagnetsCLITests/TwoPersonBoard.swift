@@ -50,37 +50,54 @@ struct TwoPersonBoard: ScratchSuite {
     }
 
     static let expected: [Expected] = [
-        Expected(op: "alice:1", lamport: 1, clock: ["alice": 1], author: "tester", kind: "board.create",
-                 events: ["created height=700 name=\(boardName) width=1000"]),
-        Expected(op: "alice:2", lamport: 2, clock: ["alice": 2], author: "tester", kind: "tray.add",
-                 events: ["stocked color=red letter=A remaining=1"]),
-        Expected(op: "alice:3", lamport: 3, clock: ["alice": 3], author: oddAuthor, kind: "tray.add",
-                 events: ["stocked color=blue letter=Z remaining=null"]),
-        Expected(op: "alice:4", lamport: 4, clock: ["alice": 4], author: "tester", kind: "tray.add",
-                 events: ["stocked color=green letter=H remaining=2"]),
-        Expected(op: "alice:5", lamport: 5, clock: ["alice": 5], author: "tester", kind: "zone.add",
-                 events: ["zone-added zone=\(zone)"]),
-        Expected(op: "alice:6", lamport: 6, clock: ["alice": 6], author: "tester", kind: "boundary.add",
-                 events: ["boundary-added boundary=\(boundary)"]),
-        Expected(op: "alice:7", lamport: 7, clock: ["alice": 7], author: "tester", kind: "magnet.pull",
-                 events: ["pulled color=green letter=H magnet=alice-7 x=440 y=140", "capture x=440 y=140 zone=\(zone)"]),
-        Expected(op: "alice:8", lamport: 8, clock: ["alice": 8], author: "tester", kind: "magnet.pull",
-                 events: ["pulled color=blue letter=Z magnet=alice-8 x=100 y=300"]),
-        Expected(op: "alice:9", lamport: 9, clock: ["alice": 9], author: "tester", kind: "magnet.move",
-                 events: ["constrained magnet=alice-8 x=100 y=675", "contact boundary=\(boundary) x=100 y=575",
-                          "moved magnet=alice-8 x=100 y=575"]),
-        Expected(op: "alice:10", lamport: 10, clock: ["alice": 10], author: "tester", kind: "magnet.move",
-                 events: ["escape magnet=alice-7 x=700 y=300 zone=\(zone)", "moved magnet=alice-7 x=700 y=300"]),
-        Expected(op: "alice:11", lamport: 11, clock: ["alice": 11], author: "tester", kind: "magnet.pull",
-                 events: ["pulled color=red letter=A magnet=alice-11 x=900 y=650"]),
-        Expected(op: "bob:1", lamport: 11, clock: ["alice": 10, "bob": 1], author: "bob", kind: "magnet.pull",
-                 events: ["rejected reason=tray empty*"]),
-        Expected(op: "bob:2", lamport: 12, clock: ["alice": 10, "bob": 2], author: "bob", kind: "magnet.move",
-                 events: ["moved magnet=alice-8 x=300 y=300"]),
-        Expected(op: "alice:12", lamport: 13, clock: ["alice": 12, "bob": 2], author: "tester", kind: "magnet.return",
-                 events: ["returned color=green letter=H magnet=alice-7"]),
-        Expected(op: "alice:13", lamport: 14, clock: ["alice": 13, "bob": 2], author: "tester", kind: "board.resize",
-                 events: ["resized height=650 width=900", "constrained magnet=alice-11 x=880 y=625"]),
+        Expected(
+            op: "alice:1", lamport: 1, clock: ["alice": 1], author: "tester", kind: "board.create",
+            events: ["created height=700 name=\(boardName) width=1000"]),
+        Expected(
+            op: "alice:2", lamport: 2, clock: ["alice": 2], author: "tester", kind: "tray.add",
+            events: ["stocked color=red letter=A remaining=1"]),
+        Expected(
+            op: "alice:3", lamport: 3, clock: ["alice": 3], author: oddAuthor, kind: "tray.add",
+            events: ["stocked color=blue letter=Z remaining=null"]),
+        Expected(
+            op: "alice:4", lamport: 4, clock: ["alice": 4], author: "tester", kind: "tray.add",
+            events: ["stocked color=green letter=H remaining=2"]),
+        Expected(
+            op: "alice:5", lamport: 5, clock: ["alice": 5], author: "tester", kind: "zone.add",
+            events: ["zone-added zone=\(zone)"]),
+        Expected(
+            op: "alice:6", lamport: 6, clock: ["alice": 6], author: "tester", kind: "boundary.add",
+            events: ["boundary-added boundary=\(boundary)"]),
+        Expected(
+            op: "alice:7", lamport: 7, clock: ["alice": 7], author: "tester", kind: "magnet.pull",
+            events: ["pulled color=green letter=H magnet=alice-7 x=440 y=140", "capture x=440 y=140 zone=\(zone)"]),
+        Expected(
+            op: "alice:8", lamport: 8, clock: ["alice": 8], author: "tester", kind: "magnet.pull",
+            events: ["pulled color=blue letter=Z magnet=alice-8 x=100 y=300"]),
+        Expected(
+            op: "alice:9", lamport: 9, clock: ["alice": 9], author: "tester", kind: "magnet.move",
+            events: [
+                "constrained magnet=alice-8 x=100 y=675", "contact boundary=\(boundary) x=100 y=575",
+                "moved magnet=alice-8 x=100 y=575",
+            ]),
+        Expected(
+            op: "alice:10", lamport: 10, clock: ["alice": 10], author: "tester", kind: "magnet.move",
+            events: ["escape magnet=alice-7 x=700 y=300 zone=\(zone)", "moved magnet=alice-7 x=700 y=300"]),
+        Expected(
+            op: "alice:11", lamport: 11, clock: ["alice": 11], author: "tester", kind: "magnet.pull",
+            events: ["pulled color=red letter=A magnet=alice-11 x=900 y=650"]),
+        Expected(
+            op: "bob:1", lamport: 11, clock: ["alice": 10, "bob": 1], author: "bob", kind: "magnet.pull",
+            events: ["rejected reason=tray empty*"]),
+        Expected(
+            op: "bob:2", lamport: 12, clock: ["alice": 10, "bob": 2], author: "bob", kind: "magnet.move",
+            events: ["moved magnet=alice-8 x=300 y=300"]),
+        Expected(
+            op: "alice:12", lamport: 13, clock: ["alice": 12, "bob": 2], author: "tester", kind: "magnet.return",
+            events: ["returned color=green letter=H magnet=alice-7"]),
+        Expected(
+            op: "alice:13", lamport: 14, clock: ["alice": 13, "bob": 2], author: "tester", kind: "board.resize",
+            events: ["resized height=650 width=900", "constrained magnet=alice-11 x=880 y=625"]),
     ]
 
     static var order: [String] { expected.map(\.op) }
@@ -97,15 +114,17 @@ struct TwoPersonBoard: ScratchSuite {
     /// with that interval, so `--at` starts from real stored checkpoints.
     init(checkpointInterval: Int? = nil) throws {
         if let checkpointInterval {
-            let file = try BoardFile.create(scratch.file("a.magnets"), name: Self.boardName, size: Size(width: 1000, height: 700),
-                                            replica: "alice", author: "tester", checkpointInterval: checkpointInterval)
+            let file = try BoardFile.create(
+                scratch.file("a.magnets"), name: Self.boardName, size: Size(width: 1000, height: 700),
+                replica: "alice", author: "tester", checkpointInterval: checkpointInterval)
             try file.close()
         } else {
             must(["init", "-b", "a.magnets", "--replica", "alice", "--name", Self.boardName])
         }
         made = 1
         snapshot()
-        let a = ["-b", "a.magnets"], b = ["-b", "b.magnets", "--as", "bob"]
+        let a = ["-b", "a.magnets"]
+        let b = ["-b", "b.magnets", "--as", "bob"]
         alice(["tray", "add", "A", "--count", "1"] + a)
         alice(["tray", "add", "Z", "--unlimited", "--color", "blue", "--as", Self.oddAuthor] + a)
         alice(["tray", "add", "H", "--count", "2", "--color", "green"] + a)
@@ -117,8 +136,10 @@ struct TwoPersonBoard: ScratchSuite {
         alice(["move", "alice-7", "--to", "700,300"] + a)
         must(["clone", "a.magnets", "b.magnets", "--replica", "bob"])
         alice(["pull", "A", "--to", "900,650"] + a)
-        must(["pull", "A", "--to", "800,200"] + b); made += 1
-        must(["move", "alice-8", "--to", "300,300"] + b); made += 1
+        must(["pull", "A", "--to", "800,200"] + b)
+        made += 1
+        must(["move", "alice-8", "--to", "300,300"] + b)
+        made += 1
         must(["sync", "a.magnets", "b.magnets"])
         snapshot()
         alice(["return", "alice-7"] + a)
@@ -137,7 +158,8 @@ struct TwoPersonBoard: ScratchSuite {
     mutating func snapshot() {
         let text = magnets("show", "--json", "-b", "a.magnets").stdout
         guard let object = JSONText.parse(text) as? [String: Any], let clock = object["clock"] as? [String: Int],
-              let canonical = JSONText.canonical(text) else {
+            let canonical = JSONText.canonical(text)
+        else {
             Issue.record("show --json is not a JSON object: \(text)")
             return
         }
@@ -158,7 +180,9 @@ struct TwoPersonBoard: ScratchSuite {
     static func events(_ entry: [String: Any]) -> [[String: Any]] { entry["events"] as? [[String: Any]] ?? [] }
 
     /// The keys every history entry has besides its payload.
-    static let commonKeys: Set<String> = ["op", "replica", "seq", "lamport", "clock", "author", "time", "kind", "events"]
+    static let commonKeys: Set<String> = [
+        "op", "replica", "seq", "lamport", "clock", "author", "time", "kind", "events",
+    ]
 }
 
 /// JSON text compared and printed the same way whatever its key order.
@@ -174,7 +198,8 @@ enum JSONText {
     }
 
     static func canonical(object: Any) -> String? {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) else { return nil }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+        else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 

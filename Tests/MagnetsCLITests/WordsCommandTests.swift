@@ -16,14 +16,14 @@ struct WordsCommandTests: ScratchSuite {
 
     /// HELLO on one row (ops 3–7 are its pulls), HI on another, a lone Z.
     func spell() {
-        must("init", "-b", "a.magnets", "--replica", "alice")                 // alice:1
-        must("tray", "add", "HELOIZ", "--unlimited", "-b", "a.magnets")       // alice:2…7
+        must("init", "-b", "a.magnets", "--replica", "alice")  // alice:1
+        must("tray", "add", "HELOIZ", "--unlimited", "-b", "a.magnets")  // alice:2…7
         for (letter, x) in [("H", 100), ("E", 150), ("L", 200), ("L", 250), ("O", 300)] {
-            must("pull", letter, "--to", "\(x),100", "-b", "a.magnets")        // alice:8…12
+            must("pull", letter, "--to", "\(x),100", "-b", "a.magnets")  // alice:8…12
         }
-        must("pull", "H", "--to", "100,300", "-b", "a.magnets")               // alice:13
-        must("pull", "I", "--to", "148,310", "-b", "a.magnets")               // alice:14
-        must("pull", "Z", "--to", "700,600", "-b", "a.magnets")               // alice:15
+        must("pull", "H", "--to", "100,300", "-b", "a.magnets")  // alice:13
+        must("pull", "I", "--to", "148,310", "-b", "a.magnets")  // alice:14
+        must("pull", "Z", "--to", "700,600", "-b", "a.magnets")  // alice:15
     }
 
     @Test("lists each word with its magnets and place, in JSON and as text")
@@ -36,8 +36,11 @@ struct WordsCommandTests: ScratchSuite {
         #expect(list.allSatisfy { $0["known"] == nil })
         let text = magnets("words", "-b", "a.magnets")
         #expect(text.status == 0)
-        #expect(text.stdout.split(separator: "\n") == ["HELLO  at 100,100  alice-8 alice-9 alice-10 alice-11 alice-12",
-                                                       "HI  at 100,300  alice-13 alice-14"])
+        #expect(
+            text.stdout.split(separator: "\n") == [
+                "HELLO  at 100,100  alice-8 alice-9 alice-10 alice-11 alice-12",
+                "HI  at 100,300  alice-13 alice-14",
+            ])
         // `show` lists them; `render --svg` underlines them.
         #expect(magnets("show", "-b", "a.magnets").stdout.contains("\nwords: HELLO at 100,100 · HI at 100,300\n"))
         must("render", "--svg", "a.svg", "-b", "a.magnets")
@@ -87,7 +90,9 @@ struct WordsCommandTests: ScratchSuite {
         must("clone", "base.magnets", "b.magnets", "--replica", "bob")
         // alice starts HELLO, bob ends it and starts WORLD on the same row; neither sees a word
         // the other completes until they sync.
-        for (letter, x) in [("H", 100), ("E", 150), ("L", 200)] { must("pull", letter, "--to", "\(x),200", "-b", "a.magnets") }
+        for (letter, x) in [("H", 100), ("E", 150), ("L", 200)] {
+            must("pull", letter, "--to", "\(x),200", "-b", "a.magnets")
+        }
         for (letter, x) in [("L", 250), ("O", 300)] { must("pull", letter, "--to", "\(x),203", "-b", "b.magnets") }
         for (letter, x) in [("W", 500), ("O", 550), ("R", 600), ("L", 650), ("D", 700)] {
             must("pull", letter, "--to", "\(x),400", "-b", "b.magnets")
@@ -95,7 +100,8 @@ struct WordsCommandTests: ScratchSuite {
         #expect(words("-b", "a.magnets")?.map { $0["word"] as? String } == ["HEL"])
         #expect(words("-b", "b.magnets")?.map { $0["word"] as? String } == ["LO", "WORLD"])
         must("sync", "a.magnets", "b.magnets")
-        let a = magnets("words", "--json", "-b", "a.magnets"), b = magnets("words", "--json", "-b", "b.magnets")
+        let a = magnets("words", "--json", "-b", "a.magnets")
+        let b = magnets("words", "--json", "-b", "b.magnets")
         #expect(a.status == 0 && a.stdout == b.stdout)
         let list = try #require(words("-b", "a.magnets"))
         #expect(list.map { $0["word"] as? String } == ["HELLO", "WORLD"])

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import MagnetsCore
 import MagnetsStore
+import Testing
 
 /// Many processes writing one file at the same moment: every acknowledged op lands, none is lost,
 /// no `database is locked` reaches a user, and `check` is clean afterwards.
@@ -12,18 +12,26 @@ struct WritersTests: ScratchSuite {
     /// The op id in one line of JSON.
     static func opID(_ output: String) -> String? {
         guard let data = output.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
         return object["op"] as? String
     }
 
     /// `writers` processes each making `opsEach` mixed ops (pulls, moves, returns) on one file,
     /// with a sync into it running meanwhile when `syncing`.
-    func soak(writers: Int, opsEach: Int, syncing: Bool) -> (acknowledged: Set<String>, logged: Set<String>, errors: [String]) {
+    func soak(
+        writers: Int, opsEach: Int, syncing: Bool
+    ) -> (acknowledged: Set<String>, logged: Set<String>, errors: [String]) {
         let scratch = self.scratch
         #expect(scratch.magnets(["init", "-b", "main.magnets", "--replica", "main"]).status == 0)
         let letters = Array("ABCDEFGHJKLMNPQRSTUVWXYZ").map(String.init)
-        #expect(scratch.magnets(["tray", "add", letters.prefix(writers).joined(), "--unlimited", "-b", "main.magnets"]).status == 0)
-        #expect(scratch.magnets(["zone", "add", "slot", "--rect", "450,300,100,100", "--capacity", "3", "-b", "main.magnets"]).status == 0)
+        #expect(
+            scratch.magnets(["tray", "add", letters.prefix(writers).joined(), "--unlimited", "-b", "main.magnets"])
+                .status == 0)
+        #expect(
+            scratch.magnets([
+                "zone", "add", "slot", "--rect", "450,300,100,100", "--capacity", "3", "-b", "main.magnets",
+            ]).status == 0)
         #expect(scratch.magnets(["clone", "main.magnets", "other.magnets", "--replica", "other"]).status == 0)
 
         let lock = NSLock()
@@ -84,7 +92,7 @@ struct WritersTests: ScratchSuite {
         for (i, l) in ["W", "X", "Y", "Z"].enumerated() {
             #expect(scratch.magnets(["pull", l, "--to", "\(100 + i * 200),300", "-b", "b.magnets"]).status == 0)
         }
-        let before = 9 // create, 4 tray adds, 4 pulls
+        let before = 9  // create, 4 tray adds, 4 pulls
         let group = DispatchGroup()
         let lock = NSLock()
         nonisolated(unsafe) var failures: [String] = []
@@ -93,8 +101,15 @@ struct WritersTests: ScratchSuite {
             Thread.detachNewThread {
                 defer { group.leave() }
                 for i in 0..<100 {
-                    let r = scratch.magnets(["move", letter, "--to", "\(50 + (i * 9 + w * 200) % 900),\(50 + (i * 7) % 600)", "-b", "b.magnets"])
-                    if r.status != 0 { lock.lock(); failures.append(r.stderr); lock.unlock() }
+                    let r = scratch.magnets([
+                        "move", letter, "--to", "\(50 + (i * 9 + w * 200) % 900),\(50 + (i * 7) % 600)", "-b",
+                        "b.magnets",
+                    ])
+                    if r.status != 0 {
+                        lock.lock()
+                        failures.append(r.stderr)
+                        lock.unlock()
+                    }
                 }
             }
         }
@@ -105,14 +120,17 @@ struct WritersTests: ScratchSuite {
         #expect(scratch.magnets(["check", "-b", "b.magnets"]).status == 0)
     }
 
-    @Test("writers soak: mixed pulls, moves and returns from several processes with a sync meanwhile; nothing acknowledged is lost")
+    @Test(
+        "writers soak: mixed pulls, moves and returns from several processes with a sync meanwhile; nothing acknowledged is lost"
+    )
     func soak() throws {
         // The full soak (8 × 500) runs with MAGNETS_SOAK=full; the normal suite runs a shorter one.
         let full = ProcessInfo.processInfo.environment["MAGNETS_SOAK"] == "full"
         let (acknowledged, logged, errors) = soak(writers: 8, opsEach: full ? 500 : 40, syncing: true)
-        print("writers soak: 8 processes × \(full ? 500 : 40) ops with syncs meanwhile: \(acknowledged.count) acknowledged, "
-              + "\(acknowledged.intersection(logged).count) of them in the log, \(logged.count) ops logged in all, "
-              + "\(errors.count) refused (\(errors.filter { $0.contains("locked") }.count) lock errors)")
+        print(
+            "writers soak: 8 processes × \(full ? 500 : 40) ops with syncs meanwhile: \(acknowledged.count) acknowledged, "
+                + "\(acknowledged.intersection(logged).count) of them in the log, \(logged.count) ops logged in all, "
+                + "\(errors.count) refused (\(errors.filter { $0.contains("locked") }.count) lock errors)")
         #expect(acknowledged.count > (full ? 3000 : 250))
         #expect(acknowledged.isSubset(of: logged), "missing: \(acknowledged.subtracting(logged).prefix(5))")
         #expect(!errors.contains { $0.contains("locked") }, "\(errors.filter { $0.contains("locked") }.prefix(3))")

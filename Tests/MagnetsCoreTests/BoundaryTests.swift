@@ -1,5 +1,5 @@
-import Testing
 import MagnetsCore
+import Testing
 
 /// R2: boundaries stop a drag where the rect first touches them, at any angle.
 @Suite("R2 — collision boundaries")
@@ -15,23 +15,42 @@ struct BoundaryTests {
     }
 
     static let rows: [Row] = [
-        Row(boundary: (P(0, 600), P(1000, 600)), start: P(500, 300), path: [P(500, 650)], end: P(500, 575), contact: true,
+        Row(
+            boundary: (P(0, 600), P(1000, 600)), start: P(500, 300), path: [P(500, 650)], end: P(500, 575),
+            contact: true,
             arithmetic: "floor y=600, magnet 40×50: stops at y = 600 − 50/2 = 575"),
-        Row(boundary: (P(600, 100), P(800, 300)), start: P(400, 200), path: [P(900, 200)], end: P(655, 200), contact: true,
-            arithmetic: "45° segment x − y = 500; rect corner (cx+20, 200−25) touches when cx + 20 − 175 = 500 → cx = 655"),
-        Row(boundary: (P(500, 0), P(500, 300)), start: P(300, 500), path: [P(700, 500)], end: P(700, 500), contact: false,
+        Row(
+            boundary: (P(600, 100), P(800, 300)), start: P(400, 200), path: [P(900, 200)], end: P(655, 200),
+            contact: true,
+            arithmetic:
+                "45° segment x − y = 500; rect corner (cx+20, 200−25) touches when cx + 20 − 175 = 500 → cx = 655"),
+        Row(
+            boundary: (P(500, 0), P(500, 300)), start: P(300, 500), path: [P(700, 500)], end: P(700, 500),
+            contact: false,
             arithmetic: "wall ends at y=300; rect spans y 475…525: passes below its end"),
-        Row(boundary: (P(500, 0), P(500, 300)), start: P(300, 500), path: [P(300, 200), P(700, 200)], end: P(480, 200), contact: true,
+        Row(
+            boundary: (P(500, 0), P(500, 300)), start: P(300, 500), path: [P(300, 200), P(700, 200)], end: P(480, 200),
+            contact: true,
             arithmetic: "second leg runs into the wall: x = 500 − 40/2 = 480"),
-        Row(boundary: (P(500, 0), P(500, 300)), start: P(300, 325), path: [P(700, 325)], end: P(700, 325), contact: false,
+        Row(
+            boundary: (P(500, 0), P(500, 300)), start: P(300, 325), path: [P(700, 325)], end: P(700, 325),
+            contact: false,
             arithmetic: "rect top edge y = 325 − 25 = 300 only grazes the wall's end: no contact"),
-        Row(boundary: (P(500, 0), P(500, 700)), start: P(500, 300), path: [P(800, 300)], end: P(800, 300), contact: false,
+        Row(
+            boundary: (P(500, 0), P(500, 700)), start: P(500, 300), path: [P(800, 300)], end: P(800, 300),
+            contact: false,
             arithmetic: "the wall pierces the rect at the start: it does not hold it"),
-        Row(boundary: (P(0, 600), P(1000, 600)), start: P(500, 575), path: [P(500, 650)], end: P(500, 575), contact: true,
+        Row(
+            boundary: (P(0, 600), P(1000, 600)), start: P(500, 575), path: [P(500, 650)], end: P(500, 575),
+            contact: true,
             arithmetic: "already touching the floor, dragged into it: stops at once"),
-        Row(boundary: (P(0, 600), P(1000, 600)), start: P(500, 575), path: [P(700, 575)], end: P(700, 575), contact: false,
+        Row(
+            boundary: (P(0, 600), P(1000, 600)), start: P(500, 575), path: [P(700, 575)], end: P(700, 575),
+            contact: false,
             arithmetic: "touching the floor, dragged along it: goes on (no sliding needed)"),
-        Row(boundary: (P(0, 600), P(1000, 600)), start: P(500, 575), path: [P(500, 300)], end: P(500, 300), contact: false,
+        Row(
+            boundary: (P(0, 600), P(1000, 600)), start: P(500, 575), path: [P(500, 300)], end: P(500, 300),
+            contact: false,
             arithmetic: "touching the floor, dragged away: goes on"),
     ]
 

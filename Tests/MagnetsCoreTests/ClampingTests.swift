@@ -1,5 +1,5 @@
-import Testing
 import MagnetsCore
+import Testing
 
 /// R1: each axis clamped on its own; an oversize magnet keeps covering the board.
 @Suite("R1 — constrained movement")
@@ -13,22 +13,37 @@ struct ClampingTests {
         var testDescription: String { arithmetic }
     }
 
-    @Test("clamping, each axis on its own", arguments: [
-        Row(board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(500, 300), expected: P(500, 300),
-            arithmetic: "inside: unchanged"),
-        Row(board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(1200, 300), expected: P(980, 300),
-            arithmetic: "x = 1000 − 40/2 = 980; y free → slides along the right edge"),
-        Row(board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(-50, -50), expected: P(20, 25),
-            arithmetic: "x = 40/2 = 20, y = 50/2 = 25"),
-        Row(board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(400, 900), expected: P(400, 675),
-            arithmetic: "y = 700 − 50/2 = 675; x free"),
-        Row(board: Size(width: 100, height: 700), magnet: Size(width: 300, height: 50), target: P(500, 300), expected: P(150, 300),
-            arithmetic: "w 300 > W 100: x ∈ [100 − 150, 150] = [−50, 150] → 150"),
-        Row(board: Size(width: 100, height: 700), magnet: Size(width: 300, height: 50), target: P(-500, 300), expected: P(-50, 300),
-            arithmetic: "oversize: x ∈ [−50, 150] → −50 (still covers the board)"),
-        Row(board: Size(width: 1000, height: 40), magnet: Size(width: 40, height: 60), target: P(500, 0), expected: P(500, 10),
-            arithmetic: "h 60 > H 40: y ∈ [40 − 30, 30] = [10, 30] → 10"),
-    ])
+    @Test(
+        "clamping, each axis on its own",
+        arguments: [
+            Row(
+                board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(500, 300),
+                expected: P(500, 300),
+                arithmetic: "inside: unchanged"),
+            Row(
+                board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(1200, 300),
+                expected: P(980, 300),
+                arithmetic: "x = 1000 − 40/2 = 980; y free → slides along the right edge"),
+            Row(
+                board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(-50, -50), expected: P(20, 25),
+                arithmetic: "x = 40/2 = 20, y = 50/2 = 25"),
+            Row(
+                board: Size(width: 1000, height: 700), magnet: .magnetDefault, target: P(400, 900),
+                expected: P(400, 675),
+                arithmetic: "y = 700 − 50/2 = 675; x free"),
+            Row(
+                board: Size(width: 100, height: 700), magnet: Size(width: 300, height: 50), target: P(500, 300),
+                expected: P(150, 300),
+                arithmetic: "w 300 > W 100: x ∈ [100 − 150, 150] = [−50, 150] → 150"),
+            Row(
+                board: Size(width: 100, height: 700), magnet: Size(width: 300, height: 50), target: P(-500, 300),
+                expected: P(-50, 300),
+                arithmetic: "oversize: x ∈ [−50, 150] → −50 (still covers the board)"),
+            Row(
+                board: Size(width: 1000, height: 40), magnet: Size(width: 40, height: 60), target: P(500, 0),
+                expected: P(500, 10),
+                arithmetic: "h 60 > H 40: y ∈ [40 − 30, 30] = [10, 30] → 10"),
+        ])
     func clamp(row: Row) {
         var scene = Scene(width: row.board.width, height: row.board.height)
         let id = scene.magnet(size: row.magnet, at: P(row.board.width / 2, row.board.height / 2))

@@ -1,16 +1,18 @@
-import Testing
 import MagnetsCore
+import Testing
 
 @Suite("Vector clocks, ids and rejections")
 struct ClockTests {
-    @Test("compare tells before, after, equal and concurrent", arguments: [
-        (["a": 1], ["a": 2], VectorClock.Relation.before),
-        (["a": 2, "b": 1], ["a": 2], .after),
-        (["a": 2, "b": 1], ["b": 1, "a": 2], .equal),
-        (["a": 2], ["b": 1], .concurrent),
-        (["a": 3, "b": 1], ["a": 2, "b": 2], .concurrent),
-        ([:], ["a": 1], .before),
-    ] as [([String: Int], [String: Int], VectorClock.Relation)])
+    @Test(
+        "compare tells before, after, equal and concurrent",
+        arguments: [
+            (["a": 1], ["a": 2], VectorClock.Relation.before),
+            (["a": 2, "b": 1], ["a": 2], .after),
+            (["a": 2, "b": 1], ["b": 1, "a": 2], .equal),
+            (["a": 2], ["b": 1], .concurrent),
+            (["a": 3, "b": 1], ["a": 2, "b": 2], .concurrent),
+            ([:], ["a": 1], .before),
+        ] as [([String: Int], [String: Int], VectorClock.Relation)])
     func compare(a: [String: Int], b: [String: Int], relation: VectorClock.Relation) {
         #expect(VectorClock(a).compare(VectorClock(b)) == relation)
     }
@@ -25,12 +27,14 @@ struct ClockTests {
 
     @Test("an op's clock is its context with its own entry = seq; replay order is (Lamport, replica bytewise)")
     func ordering() {
-        let a = Operation(id: OpID(replica: "bob", seq: 2), lamport: 5, context: VectorClock(["alice": 3]), author: "b", time: 0,
-                          payload: .resize(Size(width: 10, height: 10)))
-        let b = Operation(id: OpID(replica: "alice", seq: 4), lamport: 5, context: VectorClock(["bob": 1]), author: "a", time: 0,
-                          payload: .resize(Size(width: 10, height: 10)))
+        let a = Operation(
+            id: OpID(replica: "bob", seq: 2), lamport: 5, context: VectorClock(["alice": 3]), author: "b", time: 0,
+            payload: .resize(Size(width: 10, height: 10)))
+        let b = Operation(
+            id: OpID(replica: "alice", seq: 4), lamport: 5, context: VectorClock(["bob": 1]), author: "a", time: 0,
+            payload: .resize(Size(width: 10, height: 10)))
         #expect(a.clock == VectorClock(["alice": 3, "bob": 2]))
-        #expect(Operation.replaysBefore(b, a)) // same Lamport: "alice" < "bob"
+        #expect(Operation.replaysBefore(b, a))  // same Lamport: "alice" < "bob"
         #expect(a.isConcurrent(with: b))
     }
 
@@ -51,13 +55,17 @@ struct ClockTests {
     @Test("magnet references: exact id, then a unique letter, then a unique id prefix; otherwise the candidates")
     func references() throws {
         var s = Scene()
-        let a = s.magnet("A", at: P(100, 100)), b1 = s.magnet("B", at: P(200, 100)), b2 = s.magnet("B", at: P(300, 100))
+        let a = s.magnet("A", at: P(100, 100))
+        let b1 = s.magnet("B", at: P(200, 100))
+        let b2 = s.magnet("B", at: P(300, 100))
         #expect(try s.board.resolveMagnet(a.description).get() == a)
         #expect(try s.board.resolveMagnet("A").get() == a)
         #expect(throws: MagnetReferenceError.self) { try s.board.resolveMagnet("B").get() }
         #expect(try s.board.resolveMagnet("t-\(b2.seq)").get() == b2)
         if case .failure(let error) = s.board.resolveMagnet("Q") {
             #expect(error.description.contains(b1.description) && error.description.contains("'A'"))
-        } else { Issue.record("Q should not resolve") }
+        } else {
+            Issue.record("Q should not resolve")
+        }
     }
 }

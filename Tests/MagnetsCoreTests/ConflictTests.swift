@@ -1,5 +1,5 @@
-import Testing
 import MagnetsCore
+import Testing
 
 /// Conflicts: concurrent ops where the earlier in the order changed what the later did.
 @Suite("Conflicts")
@@ -9,16 +9,22 @@ struct ConflictTests {
     static func merge(alice: Payload, bob: Payload) throws -> (Timeline, [Conflict]) {
         var base: [Operation] = []
         func add(_ payload: Payload) {
-            base.append(Operation(id: OpID(replica: "alice", seq: base.count + 1), lamport: base.count + 1, context: VectorClock(),
-                                  author: "alice", time: 0, payload: payload))
+            base.append(
+                Operation(
+                    id: OpID(replica: "alice", seq: base.count + 1), lamport: base.count + 1, context: VectorClock(),
+                    author: "alice", time: 0, payload: payload))
         }
         add(.createBoard(name: "b", size: Size(width: 1000, height: 700)))
         add(.trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 1))
         add(.trayAdd(letter: "M", color: "red", size: .magnetDefault, count: nil))
         add(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80))))
         add(.pull(letter: "M", color: "red", target: .point(P(100, 400))))
-        let a = Operation(id: OpID(replica: "alice", seq: 6), lamport: 6, context: VectorClock(), author: "alice", time: 0, payload: alice)
-        let b = Operation(id: OpID(replica: "bob", seq: 1), lamport: 6, context: VectorClock(["alice": 5]), author: "bob", time: 0, payload: bob)
+        let a = Operation(
+            id: OpID(replica: "alice", seq: 6), lamport: 6, context: VectorClock(), author: "alice", time: 0,
+            payload: alice)
+        let b = Operation(
+            id: OpID(replica: "bob", seq: 1), lamport: 6, context: VectorClock(["alice": 5]), author: "bob", time: 0,
+            payload: bob)
         var timeline = Timeline()
         try timeline.insert(base + [b, a])
         return (timeline, Conflict.find(in: timeline.ops, outcomes: timeline.outcomes))
@@ -28,17 +34,22 @@ struct ConflictTests {
 
     @Test("two concurrent moves of one magnet: the later (bob, same Lamport, 'alice' < 'bob') wins")
     func moves() throws {
-        let (timeline, conflicts) = try Self.merge(alice: .move(magnet: Self.m, target: .point(P(200, 200))),
-                                                   bob: .move(magnet: Self.m, target: .point(P(700, 500))))
+        let (timeline, conflicts) = try Self.merge(
+            alice: .move(magnet: Self.m, target: .point(P(200, 200))),
+            bob: .move(magnet: Self.m, target: .point(P(700, 500))))
         #expect(timeline.board.magnets[Self.m]?.center == P(700, 500))
         #expect(conflicts.map(\.on) == [.magnet(Self.m)])
-        #expect(conflicts.first?.earlier == OpID(replica: "alice", seq: 6) && conflicts.first?.later == OpID(replica: "bob", seq: 1))
+        #expect(
+            conflicts.first?.earlier == OpID(replica: "alice", seq: 6)
+                && conflicts.first?.later == OpID(replica: "bob", seq: 1))
     }
 
-    @Test("a finder fed the replay order as it comes finds what find does; fed a later stretch, the conflicts within it")
+    @Test(
+        "a finder fed the replay order as it comes finds what find does; fed a later stretch, the conflicts within it")
     func finder() throws {
-        let (timeline, conflicts) = try Self.merge(alice: .move(magnet: Self.m, target: .point(P(200, 200))),
-                                                   bob: .move(magnet: Self.m, target: .point(P(700, 500))))
+        let (timeline, conflicts) = try Self.merge(
+            alice: .move(magnet: Self.m, target: .point(P(200, 200))),
+            bob: .move(magnet: Self.m, target: .point(P(700, 500))))
         #expect(conflicts.count == 1)
         var finder = Conflict.Finder()
         var found: [Conflict] = []
@@ -53,8 +64,11 @@ struct ConflictTests {
         #expect(none.isEmpty)
         // Bob moves it again: his second move has seen his first, so it is no conflict.
         var later = timeline
-        try later.insert([Operation(id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
-                                    time: 0, payload: .move(magnet: Self.m, target: .point(P(100, 100))))])
+        try later.insert([
+            Operation(
+                id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
+                time: 0, payload: .move(magnet: Self.m, target: .point(P(100, 100))))
+        ])
         #expect(Conflict.find(in: later.ops, outcomes: later.outcomes) == conflicts)
     }
 
@@ -70,16 +84,18 @@ struct ConflictTests {
 
     @Test("two concurrent pulls of the last tile: the later is rejected; conflict on 'tile A red'")
     func lastTile() throws {
-        let (timeline, conflicts) = try Self.merge(alice: .pull(letter: "A", color: "red", target: .point(P(300, 300))),
-                                                   bob: .pull(letter: "A", color: "red", target: .point(P(600, 300))))
+        let (timeline, conflicts) = try Self.merge(
+            alice: .pull(letter: "A", color: "red", target: .point(P(300, 300))),
+            bob: .pull(letter: "A", color: "red", target: .point(P(600, 300))))
         #expect(timeline.outcomes.last?.rejection == .trayEmpty(TileKey(letter: "A", color: "red")))
         #expect(conflicts.map(\.on.description) == ["tile A red"])
     }
 
     @Test("two magnets dropped concurrently into a zone of capacity 1: the later passes over it")
     func fullZone() throws {
-        let (timeline, conflicts) = try Self.merge(alice: .pull(letter: "M", color: "red", target: .point(P(440, 140))),
-                                                   bob: .pull(letter: "M", color: "red", target: .point(P(430, 130))))
+        let (timeline, conflicts) = try Self.merge(
+            alice: .pull(letter: "M", color: "red", target: .point(P(440, 140))),
+            bob: .pull(letter: "M", color: "red", target: .point(P(430, 130))))
         #expect(timeline.outcomes.last?.passedOver == ["slot"])
         #expect(timeline.board.magnets[MagnetID(replica: "bob", seq: 1)]?.zone == nil)
         #expect(conflicts.map(\.on.description) == ["zone slot"])
@@ -100,36 +116,45 @@ struct ConflictTests {
         var timeline = Timeline()
         let fence = Boundary(name: "fence", segment: Segment(from: P(0, 0), to: P(9, 9)))
         try timeline.insert([
-            Operation(id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(), author: "alice", time: 0,
-                      payload: .createBoard(name: "b", size: Size(width: 100, height: 100))),
-            Operation(id: OpID(replica: "alice", seq: 2), lamport: 2, context: VectorClock(), author: "alice", time: 0,
-                      payload: .boundaryAdd(fence)),
-            Operation(id: OpID(replica: "alice", seq: 3), lamport: 3, context: VectorClock(), author: "alice", time: 0,
-                      payload: .boundaryRemove(name: "fence")),
-            Operation(id: OpID(replica: "bob", seq: 1), lamport: 3, context: VectorClock(["alice": 2]), author: "bob", time: 0,
-                      payload: .boundaryRemove(name: "fence")),
+            Operation(
+                id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(), author: "alice", time: 0,
+                payload: .createBoard(name: "b", size: Size(width: 100, height: 100))),
+            Operation(
+                id: OpID(replica: "alice", seq: 2), lamport: 2, context: VectorClock(), author: "alice", time: 0,
+                payload: .boundaryAdd(fence)),
+            Operation(
+                id: OpID(replica: "alice", seq: 3), lamport: 3, context: VectorClock(), author: "alice", time: 0,
+                payload: .boundaryRemove(name: "fence")),
+            Operation(
+                id: OpID(replica: "bob", seq: 1), lamport: 3, context: VectorClock(["alice": 2]), author: "bob",
+                time: 0,
+                payload: .boundaryRemove(name: "fence")),
         ])
         let c4 = Conflict.find(in: timeline.ops, outcomes: timeline.outcomes)
         #expect(c4.map(\.on.description) == ["boundary fence"])
         // How each was settled, word for word.
-        #expect((c1 + c2 + c3 + c4).map(\.settled) == [
-            "alice:6 added zone 'dock' first; bob:1 was rejected (name taken)",
-            "alice:6 added boundary 'wall' first; bob:1 was rejected (name taken)",
-            "alice:6 removed zone 'slot' first; bob:1 was rejected (no such zone)",
-            "alice:3 removed boundary 'fence' first; bob:1 was rejected (no such boundary)",
-        ])
+        #expect(
+            (c1 + c2 + c3 + c4).map(\.settled) == [
+                "alice:6 added zone 'dock' first; bob:1 was rejected (name taken)",
+                "alice:6 added boundary 'wall' first; bob:1 was rejected (name taken)",
+                "alice:6 removed zone 'slot' first; bob:1 was rejected (no such zone)",
+                "alice:3 removed boundary 'fence' first; bob:1 was rejected (no such boundary)",
+            ])
     }
 
     @Test("ops that saw each other are no conflict")
     func causal() throws {
         var timeline = Timeline()
         let ops = [
-            Operation(id: OpID(replica: "a", seq: 1), lamport: 1, context: VectorClock(), author: "a", time: 0,
-                      payload: .createBoard(name: "b", size: Size(width: 100, height: 100))),
-            Operation(id: OpID(replica: "a", seq: 2), lamport: 2, context: VectorClock(), author: "a", time: 0,
-                      payload: .zoneAdd(Zone(name: "z", rect: Rect(x: 0, y: 0, width: 5, height: 5)))),
-            Operation(id: OpID(replica: "b", seq: 1), lamport: 3, context: VectorClock(["a": 2]), author: "b", time: 0,
-                      payload: .zoneAdd(Zone(name: "z", rect: Rect(x: 0, y: 0, width: 5, height: 5)))),
+            Operation(
+                id: OpID(replica: "a", seq: 1), lamport: 1, context: VectorClock(), author: "a", time: 0,
+                payload: .createBoard(name: "b", size: Size(width: 100, height: 100))),
+            Operation(
+                id: OpID(replica: "a", seq: 2), lamport: 2, context: VectorClock(), author: "a", time: 0,
+                payload: .zoneAdd(Zone(name: "z", rect: Rect(x: 0, y: 0, width: 5, height: 5)))),
+            Operation(
+                id: OpID(replica: "b", seq: 1), lamport: 3, context: VectorClock(["a": 2]), author: "b", time: 0,
+                payload: .zoneAdd(Zone(name: "z", rect: Rect(x: 0, y: 0, width: 5, height: 5)))),
         ]
         try timeline.insert(ops)
         #expect(timeline.outcomes.last?.rejection == .zoneNameTaken("z"))

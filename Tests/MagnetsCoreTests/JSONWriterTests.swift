@@ -24,8 +24,12 @@ struct JSONWriterTests {
         mutating func number() -> Double {
             switch int(0...9) {
             case 0: return Double(int(-1000...1000)) + Double(int(0...99)) / 100
-            case 1: return Double(bitPattern: next()) // anything: NaN, infinities, subnormals
-            case 2: return pick([0, -0.0, 1e15, -1e15, 999_999_999_999_999, 1e15 + 2, 0.1, 1e-7, .leastNonzeroMagnitude, .greatestFiniteMagnitude])
+            case 1: return Double(bitPattern: next())  // anything: NaN, infinities, subnormals
+            case 2:
+                return pick([
+                    0, -0.0, 1e15, -1e15, 999_999_999_999_999, 1e15 + 2, 0.1, 1e-7, .leastNonzeroMagnitude,
+                    .greatestFiniteMagnitude,
+                ])
             case 3: return Double(int(-2_000_000...2_000_000)) / 7
             default: return Double(int(-5000...5000))
             }
@@ -35,13 +39,18 @@ struct JSONWriterTests {
 
         /// Text with the characters that need escapes, and letters outside ASCII.
         mutating func text() -> String {
-            let pieces = ["a", "Z", "zone 1", "é", "ß", "😀", "日本", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1}", "\u{1F}",
-                          "\u{7F}", "\u{80}", "\u{2028}", "\u{2029}", "\u{2027}", "\u{202A}", "\u{E2}", "/", " ", "{", "e\u{301}", "\u{FEFF}"]
+            let pieces = [
+                "a", "Z", "zone 1", "é", "ß", "😀", "日本", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1}", "\u{1F}",
+                "\u{7F}", "\u{80}", "\u{2028}", "\u{2029}", "\u{2027}", "\u{202A}", "\u{E2}", "/", " ", "{", "e\u{301}",
+                "\u{FEFF}",
+            ]
             return (0..<int(0...6)).map { _ in pick(pieces) }.joined()
         }
         mutating func replica() -> String { pick(["a", "alice", "bob", "base", "z9", "b-2", "x_y", "r\u{e9}"]) }
         mutating func magnet() -> MagnetID { MagnetID(replica: replica(), seq: int(-3...1_000_000_000)) }
-        mutating func count() -> Int { pick([0, 1, 7, -1, 1_000_000_000_000_000, -1_000_000_000_000_001, Int.max, Int.min, int(0...500)]) }
+        mutating func count() -> Int {
+            pick([0, 1, 7, -1, 1_000_000_000_000_000, -1_000_000_000_000_001, Int.max, Int.min, int(0...500)])
+        }
         mutating func target() -> Target {
             int(0...1) == 0 ? .point(point()) : .path((0..<int(0...4)).map { _ in point() })
         }
@@ -53,8 +62,10 @@ struct JSONWriterTests {
             case 2: return .trayAdd(letter: text(), color: text(), size: size(), count: int(0...1) == 0 ? nil : count())
             case 3:
                 let accepts: [String]? = int(0...1) == 0 ? nil : (0..<int(0...3)).map { _ in text() }
-                return .zoneAdd(Zone(name: text(), rect: Rect(x: number(), y: number(), width: number(), height: number()),
-                                     capacity: count(), accepts: accepts))
+                return .zoneAdd(
+                    Zone(
+                        name: text(), rect: Rect(x: number(), y: number(), width: number(), height: number()),
+                        capacity: count(), accepts: accepts))
             case 4: return .zoneRemove(name: text())
             case 5: return .boundaryAdd(Boundary(name: text(), segment: Segment(from: point(), to: point())))
             case 6: return .boundaryRemove(name: text())
@@ -86,16 +97,20 @@ struct JSONWriterTests {
         }
 
         mutating func time() -> Int64 {
-            pick([0, -1, 999, -86_400_001, 1_700_000_000_123, 253_402_300_799_999, 253_402_300_800_000, -62_135_596_800_001,
-                  -9_000_000_000_000_000, 9_000_000_000_000_000, Int64(int(-100_000_000_000_000...100_000_000_000_000))])
+            pick([
+                0, -1, 999, -86_400_001, 1_700_000_000_123, 253_402_300_799_999, 253_402_300_800_000,
+                -62_135_596_800_001,
+                -9_000_000_000_000_000, 9_000_000_000_000_000, Int64(int(-100_000_000_000_000...100_000_000_000_000)),
+            ])
         }
 
         mutating func op() -> Operation {
             var context: [String: Int] = [:]
             for _ in 0..<int(0...4) { context[replica()] = int(1...1_000_000) }
-            return Operation(id: OpID(replica: replica(), seq: int(1...2_000_000)), lamport: int(1...3_000_000),
-                             context: VectorClock(context), author: text().isEmpty ? "me" : text(), time: time(),
-                             payload: payload())
+            return Operation(
+                id: OpID(replica: replica(), seq: int(1...2_000_000)), lamport: int(1...3_000_000),
+                context: VectorClock(context), author: text().isEmpty ? "me" : text(), time: time(),
+                payload: payload())
         }
     }
 
@@ -184,7 +199,8 @@ struct JSONWriterTests {
             let s = String(v)
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2)).\(pad(millis, 3))Z"
+        return
+            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2)).\(pad(millis, 3))Z"
     }
 
     @Test("times as before, from year -285 million to +285 million")

@@ -21,7 +21,9 @@ struct Scene {
 
     /// Stocks an unlimited tile and pulls a magnet to `at`; returns its id.
     @discardableResult
-    mutating func magnet(_ letter: String = "A", color: String = "red", size: Size = .magnetDefault, at: Point) -> MagnetID {
+    mutating func magnet(
+        _ letter: String = "A", color: String = "red", size: Size = .magnetDefault, at: Point
+    ) -> MagnetID {
         if board.tile(TileKey(letter: letter, color: color)) == nil {
             apply(.trayAdd(letter: letter, color: color, size: size, count: nil))
         }

@@ -1,5 +1,5 @@
-import Testing
 import MagnetsCore
+import Testing
 
 @Suite("R4 — the tray, R5 — the pull-out gesture")
 struct TrayAndSwipeTests {
@@ -9,7 +9,8 @@ struct TrayAndSwipeTests {
         s.apply(.trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 1))
         #expect(!s.apply(.pull(letter: "A", color: "red", target: .point(P(100, 100)))).isRejected)
         let a = MagnetID(replica: "t", seq: s.seq)
-        #expect(s.apply(.pull(letter: "A", color: "red", target: .point(P(200, 100)))).rejection
+        #expect(
+            s.apply(.pull(letter: "A", color: "red", target: .point(P(200, 100)))).rejection
                 == .trayEmpty(TileKey(letter: "A", color: "red")))
         s.apply(.returnMagnet(a))
         #expect(s.board.tile(TileKey(letter: "A", color: "red"))?.remaining == 1)
@@ -25,7 +26,9 @@ struct TrayAndSwipeTests {
         s.apply(.trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil))
         s.apply(.trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 2))
         #expect(s.board.tile(TileKey(letter: "A", color: "red"))?.remaining == nil)
-        #expect(s.apply(.pull(letter: "Z", color: "red", target: .point(P(1, 1)))).rejection == .noTile(TileKey(letter: "Z", color: "red")))
+        #expect(
+            s.apply(.pull(letter: "Z", color: "red", target: .point(P(1, 1)))).rejection
+                == .noTile(TileKey(letter: "Z", color: "red")))
     }
 
     struct SwipeRow: Sendable, CustomTestStringConvertible {
@@ -35,19 +38,24 @@ struct TrayAndSwipeTests {
         var testDescription: String { why }
     }
 
-    @Test("the swipe thresholds on both sides of 16 and 12", arguments: [
-        SwipeRow(path: [P(0, 0), P(0, 16)], expected: nil, why: "dy = 16 is not > 16"),
-        SwipeRow(path: [P(0, 0), P(0, 16.5)], expected: .down, why: "dy = 16.5 > 16, dx = 0 < 12"),
-        SwipeRow(path: [P(0, 0), P(12, 30)], expected: nil, why: "|dx| = 12 is not < 12 (and dx ≤ 16)"),
-        SwipeRow(path: [P(0, 0), P(11.9, 30)], expected: .down, why: "|dx| = 11.9 < 12"),
-        SwipeRow(path: [P(0, 0), P(-11.9, 17)], expected: .down, why: "|dx| = 11.9 < 12 to the left too"),
-        SwipeRow(path: [P(0, 0), P(17, 5)], expected: .right, why: "dx = 17 > 16, |dy| = 5 < 12"),
-        SwipeRow(path: [P(0, 0), P(-17, 0)], expected: .left, why: "dx = −17"),
-        SwipeRow(path: [P(0, 0), P(0, -17)], expected: .up, why: "dy = −17"),
-        SwipeRow(path: [P(0, 0), P(20, 0), P(0, 30)], expected: .right, why: "the first class reached wins: right at point 1"),
-        SwipeRow(path: [P(0, 0), P(5, 10), P(5, 20)], expected: .down, why: "down reached at point 2 (dy 20, dx 5)"),
-        SwipeRow(path: [P(0, 0), P(20, 20)], expected: nil, why: "diagonal: neither axis is under 12 across"),
-    ])
+    @Test(
+        "the swipe thresholds on both sides of 16 and 12",
+        arguments: [
+            SwipeRow(path: [P(0, 0), P(0, 16)], expected: nil, why: "dy = 16 is not > 16"),
+            SwipeRow(path: [P(0, 0), P(0, 16.5)], expected: .down, why: "dy = 16.5 > 16, dx = 0 < 12"),
+            SwipeRow(path: [P(0, 0), P(12, 30)], expected: nil, why: "|dx| = 12 is not < 12 (and dx ≤ 16)"),
+            SwipeRow(path: [P(0, 0), P(11.9, 30)], expected: .down, why: "|dx| = 11.9 < 12"),
+            SwipeRow(path: [P(0, 0), P(-11.9, 17)], expected: .down, why: "|dx| = 11.9 < 12 to the left too"),
+            SwipeRow(path: [P(0, 0), P(17, 5)], expected: .right, why: "dx = 17 > 16, |dy| = 5 < 12"),
+            SwipeRow(path: [P(0, 0), P(-17, 0)], expected: .left, why: "dx = −17"),
+            SwipeRow(path: [P(0, 0), P(0, -17)], expected: .up, why: "dy = −17"),
+            SwipeRow(
+                path: [P(0, 0), P(20, 0), P(0, 30)], expected: .right,
+                why: "the first class reached wins: right at point 1"),
+            SwipeRow(
+                path: [P(0, 0), P(5, 10), P(5, 20)], expected: .down, why: "down reached at point 2 (dy 20, dx 5)"),
+            SwipeRow(path: [P(0, 0), P(20, 20)], expected: nil, why: "diagonal: neither axis is under 12 across"),
+        ])
     func thresholds(row: SwipeRow) {
         #expect(Swipe.recognise(row.path)?.swipe == row.expected)
     }
@@ -57,7 +65,8 @@ struct TrayAndSwipeTests {
         var s = Scene()
         s.apply(.trayAdd(letter: "E", color: "red", size: .magnetDefault, count: 1))
         s.boundary("shelf", from: P(0, 600), to: P(1000, 600))
-        let outcome = s.apply(.pull(letter: "E", color: "red", target: .path([P(200, -40), P(202, -10), P(205, 300), P(205, 900)])))
+        let outcome = s.apply(
+            .pull(letter: "E", color: "red", target: .path([P(200, -40), P(202, -10), P(205, 300), P(205, 900)])))
         let id = MagnetID(replica: "t", seq: s.seq)
         // Recognised at (202, −10): dy = 30 > 16, |dx| = 2 < 12; clamped y = 50/2 = 25.
         #expect(outcome.events.first == .pulled(magnet: id, letter: "E", color: "red", at: P(202, 25)))
@@ -66,22 +75,28 @@ struct TrayAndSwipeTests {
         #expect(outcome.contact?.0 == "shelf")
     }
 
-    @Test("a sideways swipe scrolls the tray: the pull is rejected and nothing changes", arguments: [
-        [P(200, -40), P(230, -38)], [P(200, -40), P(170, -40)], [P(200, -40), P(205, -35)],
-    ])
+    @Test(
+        "a sideways swipe scrolls the tray: the pull is rejected and nothing changes",
+        arguments: [
+            [P(200, -40), P(230, -38)], [P(200, -40), P(170, -40)], [P(200, -40), P(205, -35)],
+        ])
     func sideways(path: [Point]) {
         var s = Scene()
         s.apply(.trayAdd(letter: "E", color: "red", size: .magnetDefault, count: 1))
         let before = s.board
         let outcome = s.apply(.pull(letter: "E", color: "red", target: .path(path)))
-        guard case .notAPull = outcome.rejection else { Issue.record("expected notAPull, got \(outcome)"); return }
+        guard case .notAPull = outcome.rejection else {
+            Issue.record("expected notAPull, got \(outcome)")
+            return
+        }
         #expect(s.board == before)
     }
 
     @Test("the magnet moved or pulled last is on top; z values are distinct")
     func zOrder() {
         var s = Scene()
-        let a = s.magnet("A", at: P(100, 100)), b = s.magnet("B", at: P(200, 100))
+        let a = s.magnet("A", at: P(100, 100))
+        let b = s.magnet("B", at: P(200, 100))
         #expect(s.board.magnets[b]!.z > s.board.magnets[a]!.z)
         s.move(a, [P(150, 100)])
         #expect(s.board.magnets[a]!.z > s.board.magnets[b]!.z)

@@ -4,8 +4,12 @@ import Testing
 /// SPEC §10: follow, next and previous, mutual links, chains, order — and the sweep against all pairs.
 @Suite("Words on the fridge (SPEC §10)")
 struct WordsTests {
-    static func magnet(_ id: String, _ letter: String = "A", x: Double, y: Double, w: Double = 40, h: Double = 50) -> Magnet {
-        Magnet(id: MagnetID(id)!, letter: letter, color: "red", size: Size(width: w, height: h), center: Point(x: x, y: y), z: 1)
+    static func magnet(
+        _ id: String, _ letter: String = "A", x: Double, y: Double, w: Double = 40, h: Double = 50
+    ) -> Magnet {
+        Magnet(
+            id: MagnetID(id)!, letter: letter, color: "red", size: Size(width: w, height: h), center: Point(x: x, y: y),
+            z: 1)
     }
 
     static func texts(_ magnets: [Magnet]) -> [String] { Word.find(in: magnets).map(\.text) }
@@ -70,45 +74,86 @@ struct WordsTests {
     }
 
     static let choices: [Choice] = [
-        Choice(what: "the nearer follower is next",
-               magnets: [magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 150, y: 80), magnet("t-3", "C", x: 155, y: 120)],
-               words: [["t-1", "t-2"]]),
-        Choice(what: "not mutual: b's previous is the nearer of two that both choose it",
-               magnets: [magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 110, y: 130), magnet("t-3", "C", x: 160, y: 115)],
-               words: [["t-2", "t-3"]]),
-        Choice(what: "tie on dx: the smaller |dy| is next",
-               magnets: [magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 150, y: 110), magnet("t-3", "C", x: 150, y: 95)],
-               words: [["t-1", "t-3"]]),
-        Choice(what: "tie on dx and |dy|: the first by (replica, seq) is next",
-               magnets: [magnet("t-1", "A", x: 100, y: 100), magnet("t-3", "B", x: 150, y: 110), magnet("t-2", "C", x: 150, y: 90)],
-               words: [["t-1", "t-2"]]),
-        Choice(what: "tie: replica ids compare bytewise before seqs",
-               magnets: [magnet("t-1", "A", x: 100, y: 100), magnet("bob-1", "B", x: 150, y: 110), magnet("alice-9", "C", x: 150, y: 90)],
-               words: [["t-1", "alice-9"]]),
-        Choice(what: "tie for previous: the smaller |dy| wins, the other is left out",
-               magnets: [magnet("t-1", "A", x: 100, y: 90), magnet("t-2", "B", x: 100, y: 105), magnet("t-3", "C", x: 150, y: 100)],
-               words: [["t-2", "t-3"]]),
-        Choice(what: "tie for previous on dx and |dy|: the first id",
-               magnets: [magnet("t-4", "A", x: 100, y: 90), magnet("t-2", "B", x: 100, y: 110), magnet("t-3", "C", x: 150, y: 100)],
-               words: [["t-2", "t-3"]]),
-        Choice(what: "a chain of five reads left to right, whatever the input order",
-               magnets: [magnet("t-5", "O", x: 300, y: 100), magnet("t-1", "H", x: 100, y: 100), magnet("t-3", "L", x: 200, y: 102),
-                         magnet("t-2", "E", x: 150, y: 98), magnet("t-4", "L", x: 250, y: 100)],
-               words: [["t-1", "t-2", "t-3", "t-4", "t-5"]]),
-        Choice(what: "a gap too wide splits two words",
-               magnets: [magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 150, y: 100),
-                         magnet("t-3", "C", x: 220, y: 100), magnet("t-4", "D", x: 270, y: 100)],
-               words: [["t-1", "t-2"], ["t-3", "t-4"]]),
+        Choice(
+            what: "the nearer follower is next",
+            magnets: [
+                magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 150, y: 80),
+                magnet("t-3", "C", x: 155, y: 120),
+            ],
+            words: [["t-1", "t-2"]]),
+        Choice(
+            what: "not mutual: b's previous is the nearer of two that both choose it",
+            magnets: [
+                magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 110, y: 130),
+                magnet("t-3", "C", x: 160, y: 115),
+            ],
+            words: [["t-2", "t-3"]]),
+        Choice(
+            what: "tie on dx: the smaller |dy| is next",
+            magnets: [
+                magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 150, y: 110),
+                magnet("t-3", "C", x: 150, y: 95),
+            ],
+            words: [["t-1", "t-3"]]),
+        Choice(
+            what: "tie on dx and |dy|: the first by (replica, seq) is next",
+            magnets: [
+                magnet("t-1", "A", x: 100, y: 100), magnet("t-3", "B", x: 150, y: 110),
+                magnet("t-2", "C", x: 150, y: 90),
+            ],
+            words: [["t-1", "t-2"]]),
+        Choice(
+            what: "tie: replica ids compare bytewise before seqs",
+            magnets: [
+                magnet("t-1", "A", x: 100, y: 100), magnet("bob-1", "B", x: 150, y: 110),
+                magnet("alice-9", "C", x: 150, y: 90),
+            ],
+            words: [["t-1", "alice-9"]]),
+        Choice(
+            what: "tie for previous: the smaller |dy| wins, the other is left out",
+            magnets: [
+                magnet("t-1", "A", x: 100, y: 90), magnet("t-2", "B", x: 100, y: 105),
+                magnet("t-3", "C", x: 150, y: 100),
+            ],
+            words: [["t-2", "t-3"]]),
+        Choice(
+            what: "tie for previous on dx and |dy|: the first id",
+            magnets: [
+                magnet("t-4", "A", x: 100, y: 90), magnet("t-2", "B", x: 100, y: 110),
+                magnet("t-3", "C", x: 150, y: 100),
+            ],
+            words: [["t-2", "t-3"]]),
+        Choice(
+            what: "a chain of five reads left to right, whatever the input order",
+            magnets: [
+                magnet("t-5", "O", x: 300, y: 100), magnet("t-1", "H", x: 100, y: 100),
+                magnet("t-3", "L", x: 200, y: 102),
+                magnet("t-2", "E", x: 150, y: 98), magnet("t-4", "L", x: 250, y: 100),
+            ],
+            words: [["t-1", "t-2", "t-3", "t-4", "t-5"]]),
+        Choice(
+            what: "a gap too wide splits two words",
+            magnets: [
+                magnet("t-1", "A", x: 100, y: 100), magnet("t-2", "B", x: 150, y: 100),
+                magnet("t-3", "C", x: 220, y: 100), magnet("t-4", "D", x: 270, y: 100),
+            ],
+            words: [["t-1", "t-2"], ["t-3", "t-4"]]),
         Choice(what: "a magnet alone is no word", magnets: [magnet("t-1", x: 100, y: 100)], words: []),
-        Choice(what: "words by the first magnet's y, then x",
-               magnets: [magnet("t-1", x: 500, y: 300), magnet("t-2", x: 550, y: 300),
-                         magnet("t-3", x: 700, y: 100), magnet("t-4", x: 750, y: 100),
-                         magnet("t-5", x: 100, y: 300), magnet("t-6", x: 150, y: 300)],
-               words: [["t-3", "t-4"], ["t-5", "t-6"], ["t-1", "t-2"]]),
-        Choice(what: "mixed sizes: a big letter between small ones",
-               magnets: [magnet("t-1", "a", x: 100, y: 100, w: 20, h: 30), magnet("t-2", "B", x: 145, y: 95, w: 60, h: 80),
-                         magnet("t-3", "c", x: 190, y: 110, w: 20, h: 30)],
-               words: [["t-1", "t-2", "t-3"]]),
+        Choice(
+            what: "words by the first magnet's y, then x",
+            magnets: [
+                magnet("t-1", x: 500, y: 300), magnet("t-2", x: 550, y: 300),
+                magnet("t-3", x: 700, y: 100), magnet("t-4", x: 750, y: 100),
+                magnet("t-5", x: 100, y: 300), magnet("t-6", x: 150, y: 300),
+            ],
+            words: [["t-3", "t-4"], ["t-5", "t-6"], ["t-1", "t-2"]]),
+        Choice(
+            what: "mixed sizes: a big letter between small ones",
+            magnets: [
+                magnet("t-1", "a", x: 100, y: 100, w: 20, h: 30), magnet("t-2", "B", x: 145, y: 95, w: 60, h: 80),
+                magnet("t-3", "c", x: 190, y: 110, w: 20, h: 30),
+            ],
+            words: [["t-1", "t-2", "t-3"]]),
     ]
 
     @Test("next, previous and mutual links", arguments: choices)
@@ -144,7 +189,8 @@ struct WordsTests {
 
     /// SPEC §10 word for word over all pairs: the reference the sweep must match.
     static func allPairs(_ magnets: [Magnet]) -> [Word] {
-        var next = [Int?](repeating: nil, count: magnets.count), previous = next
+        var next = [Int?](repeating: nil, count: magnets.count)
+        var previous = next
         for (i, a) in magnets.enumerated() {
             for (j, b) in magnets.enumerated() where Word.follows(a, b) {
                 if next[i].map({ Word.isCloser(b, than: magnets[$0], to: a) }) ?? true { next[i] = j }
@@ -157,16 +203,23 @@ struct WordsTests {
     @Test("the sweep finds exactly the words all pairs find", arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func sweepMatchesAllPairs(seed: UInt64) {
         var rng = SeededRandom(seed: seed)
-        let sizes = [Size(width: 40, height: 50), Size(width: 20, height: 30), Size(width: 90, height: 60), Size(width: 300, height: 10)]
+        let sizes = [
+            Size(width: 40, height: 50), Size(width: 20, height: 30), Size(width: 90, height: 60),
+            Size(width: 300, height: 10),
+        ]
         var magnets: [Magnet] = []
         for k in 0..<600 {
             // A grid of whole numbers makes ties common; a few magnets off it.
-            let x = Double(Int.random(in: 0...60, using: &rng) * 10) + (k % 7 == 0 ? Double.random(in: 0..<1, using: &rng) : 0)
+            let x =
+                Double(Int.random(in: 0...60, using: &rng) * 10)
+                + (k % 7 == 0 ? Double.random(in: 0..<1, using: &rng) : 0)
             let y = Double(Int.random(in: 0...40, using: &rng) * 10)
             let size = sizes[Int.random(in: 0..<(seed % 2 == 0 ? 4 : 1), using: &rng)]
             let replica = ["alice", "bob", "carol"][k % 3]
-            magnets.append(Magnet(id: MagnetID(replica: replica, seq: k + 1), letter: String(UnicodeScalar(65 + k % 26)!),
-                                  color: "red", size: size, center: Point(x: x, y: y), z: k))
+            magnets.append(
+                Magnet(
+                    id: MagnetID(replica: replica, seq: k + 1), letter: String(UnicodeScalar(65 + k % 26)!),
+                    color: "red", size: size, center: Point(x: x, y: y), z: k))
         }
         let swept = Word.find(in: magnets)
         #expect(swept == Self.allPairs(magnets))

@@ -1,5 +1,5 @@
-import Testing
 import MagnetsCore
+import Testing
 
 /// R3: zones capture, recapture and let escape; capacity and colour filters.
 @Suite("R3 — snap zones")
@@ -26,7 +26,7 @@ struct ZoneTests {
     func atStart() {
         var s = Scene()
         let id = s.magnet(at: P(430, 130))
-        s.zone("slot", R(400, 100, 80, 80)) // adding a zone captures nothing by itself
+        s.zone("slot", R(400, 100, 80, 80))  // adding a zone captures nothing by itself
         #expect(s.zoneOf(id) == nil)
         s.move(id, [P(800, 500)])
         #expect(s.at(id) == P(440, 140) && s.zoneOf(id) == "slot")
@@ -39,11 +39,13 @@ struct ZoneTests {
         var testDescription: String { arithmetic }
     }
 
-    @Test("two zones entered at the same point: the larger shared edge wins, then the earlier-created", arguments: [
-        TieRow(y: 90, winner: "upper", arithmetic: "rect y 65…115: shares 35 with upper (…100), 15 with lower"),
-        TieRow(y: 110, winner: "lower", arithmetic: "rect y 85…135: shares 15 with upper, 35 with lower (100…)"),
-        TieRow(y: 100, winner: "upper", arithmetic: "rect y 75…125: 25 and 25 — equal, the earlier-created wins"),
-    ])
+    @Test(
+        "two zones entered at the same point: the larger shared edge wins, then the earlier-created",
+        arguments: [
+            TieRow(y: 90, winner: "upper", arithmetic: "rect y 65…115: shares 35 with upper (…100), 15 with lower"),
+            TieRow(y: 110, winner: "lower", arithmetic: "rect y 85…135: shares 15 with upper, 35 with lower (100…)"),
+            TieRow(y: 100, winner: "upper", arithmetic: "rect y 75…125: 25 and 25 — equal, the earlier-created wins"),
+        ])
     func ties(row: TieRow) {
         var s = Scene()
         s.zone("upper", R(400, 0, 100, 100))
@@ -90,7 +92,8 @@ struct ZoneTests {
         var s = scene()
         let id = s.magnet(at: P(440, 140))
         let outcome = s.move(id, [P(300, 500)])
-        #expect(outcome.events == [.escape(magnet: id, zone: "slot", at: P(300, 500)), .moved(magnet: id, to: P(300, 500))])
+        #expect(
+            outcome.events == [.escape(magnet: id, zone: "slot", at: P(300, 500)), .moved(magnet: id, to: P(300, 500))])
         #expect(s.board.zone(named: "slot")?.occupancy == 0)
     }
 
@@ -117,7 +120,7 @@ struct ZoneTests {
     @Test("pull --to over an available zone is captured; a zone's center is clamped for the magnet")
     func pullAndClamp() {
         var s = Scene()
-        s.zone("corner", R(980, 680, 60, 60)) // center (1010, 710), off the board
+        s.zone("corner", R(980, 680, 60, 60))  // center (1010, 710), off the board
         let id = s.magnet(at: P(990, 690))
         // Clamped for 40×50: x = 1000 − 20 = 980, y = 700 − 25 = 675.
         #expect(s.zoneOf(id) == "corner" && s.at(id) == P(980, 675))

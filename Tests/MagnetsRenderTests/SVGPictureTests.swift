@@ -8,7 +8,10 @@ struct SVGPictureTests {
     @Test("is well-formed SVG with a namespace and a viewBox that includes the tray above the board")
     func wellFormed() throws {
         let svg = SVGPicture.render(sampleBoard())
-        #expect(svg.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\""))
+        #expect(
+            svg.hasPrefix(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"")
+        )
         let xml = try #require(ParsedXML.parse(svg))
         let root = try #require(xml.elements.first)
         #expect(root.name == "svg")
@@ -64,7 +67,8 @@ struct SVGPictureTests {
     @Test("later moves draw on top")
     func zOrder() throws {
         var b = BoardBuilder()
-        b.stock("X", "red"); b.stock("Y", "blue")
+        b.stock("X", "red")
+        b.stock("Y", "blue")
         let x = b.pull("X", "red", x: 300, y: 300)
         let y = b.pull("Y", "blue", x: 310, y: 300)
         b.apply(.move(magnet: x, target: .point(Point(x: 305, y: 300))))
@@ -88,7 +92,10 @@ struct SVGPictureTests {
         #expect(xml.elements(named: "rect", class: "zone").allSatisfy { $0.attributes["stroke-dasharray"] != nil })
         let lines = xml.elements(named: "line", class: "boundary")
         #expect(lines.count == 2)
-        #expect(lines.contains { $0.attributes["x1"] == "0" && $0.attributes["y1"] == "600" && $0.attributes["x2"] == "1000" })
+        #expect(
+            lines.contains {
+                $0.attributes["x1"] == "0" && $0.attributes["y1"] == "600" && $0.attributes["x2"] == "1000"
+            })
         #expect(Set(xml.elements(named: "text", class: "boundary-label").map(\.text)) == ["floor", "ramp"])
         // A: 3 − 1 pulled = 2 left; B unlimited; 🧲 none left; é 1 left.
         #expect(xml.elements(named: "text", class: "remaining").map(\.text) == ["×2", "∞", "×0", "×1"])
@@ -105,7 +112,9 @@ struct SVGPictureTests {
         b.stock("&", "red")
         b.apply(.zoneAdd(Zone(name: hostile, rect: Rect(x: 100, y: 100, width: 200, height: 200))))
         b.apply(.zoneAdd(Zone(name: "\u{202E}evil\u{200F}", rect: Rect(x: 500, y: 100, width: 100, height: 100))))
-        b.apply(.boundaryAdd(Boundary(name: "a]]>b", segment: Segment(from: Point(x: 0, y: 650), to: Point(x: 900, y: 650)))))
+        b.apply(
+            .boundaryAdd(
+                Boundary(name: "a]]>b", segment: Segment(from: Point(x: 0, y: 650), to: Point(x: 900, y: 650)))))
         b.pull("<", "x\"y<z&", x: 700, y: 400)
         b.pull("&", "red", x: 200, y: 200)
         let svg = SVGPicture.render(b.board)
@@ -121,7 +130,8 @@ struct SVGPictureTests {
         #expect(letters.filter { $0 == "<" }.count == 2 && letters.filter { $0 == "&" }.count == 2)
         #expect(xml.elements(named: "text", class: "boundary-label").first?.text == "a]]>b")
         // An unknown color is painted neutral; the name survives in the tooltip.
-        let odd = try #require(xml.elements(named: "rect", class: "magnet").first { $0.attributes["id"] == "magnet-alice-7" })
+        let odd = try #require(
+            xml.elements(named: "rect", class: "magnet").first { $0.attributes["id"] == "magnet-alice-7" })
         #expect(odd.attributes["fill"] == Palette.neutralCSS)
         #expect(xml.elements(named: "title").contains { $0.text.contains("x\"y<z&") })
     }
@@ -160,7 +170,8 @@ struct SVGPictureTests {
         let strip = try #require(xml.elements(named: "rect", class: "tray-strip").first)
         #expect(Double(strip.attributes["width"] ?? "") == 300)
         for tile in tiles {
-            let x = try #require(Double(tile.attributes["x"] ?? "")), w = try #require(Double(tile.attributes["width"] ?? ""))
+            let x = try #require(Double(tile.attributes["x"] ?? ""))
+            let w = try #require(Double(tile.attributes["width"] ?? ""))
             let y = try #require(Double(tile.attributes["y"] ?? ""))
             #expect(x >= 0 && x + w <= 300 && y < 0)
         }

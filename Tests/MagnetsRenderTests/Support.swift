@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import MagnetsCore
 import MagnetsRender
 import Testing
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 // MARK: - Boards
 
@@ -31,8 +32,10 @@ struct BoardBuilder {
 
     /// Pulls a letter straight to a point and returns the new magnet's id.
     @discardableResult
-    mutating func pull(_ letter: String, _ color: String, x: Double, y: Double,
-                       sourceLocation: SourceLocation = #_sourceLocation) -> MagnetID {
+    mutating func pull(
+        _ letter: String, _ color: String, x: Double, y: Double,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> MagnetID {
         apply(.pull(letter: letter, color: color, target: .point(Point(x: x, y: y))), sourceLocation: sourceLocation)
         return MagnetID(replica: replica, seq: seq)
     }
@@ -51,11 +54,16 @@ func sampleBoard() -> Board {
     b.stock("🧲", "yellow", count: 1)
     b.stock("é", "green", count: 2)
     b.apply(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))))
-    b.apply(.zoneAdd(Zone(name: "shelf", rect: Rect(x: 600, y: 400, width: 300, height: 120), capacity: 3,
-                          accepts: ["red", "blue"])))
-    b.apply(.boundaryAdd(Boundary(name: "floor", segment: Segment(from: Point(x: 0, y: 600), to: Point(x: 1000, y: 600)))))
-    b.apply(.boundaryAdd(Boundary(name: "ramp", segment: Segment(from: Point(x: 100, y: 300), to: Point(x: 300, y: 500)))))
-    b.pull("A", "red", x: 430, y: 130)       // captured by slot
+    b.apply(
+        .zoneAdd(
+            Zone(
+                name: "shelf", rect: Rect(x: 600, y: 400, width: 300, height: 120), capacity: 3,
+                accepts: ["red", "blue"])))
+    b.apply(
+        .boundaryAdd(Boundary(name: "floor", segment: Segment(from: Point(x: 0, y: 600), to: Point(x: 1000, y: 600)))))
+    b.apply(
+        .boundaryAdd(Boundary(name: "ramp", segment: Segment(from: Point(x: 100, y: 300), to: Point(x: 300, y: 500)))))
+    b.pull("A", "red", x: 430, y: 130)  // captured by slot
     b.pull("B", "blue", x: 200, y: 200)
     b.pull("🧲", "yellow", x: 700, y: 300)
     b.pull("é", "green", x: 520, y: 520)
@@ -84,8 +92,9 @@ final class ParsedXML: NSObject, XMLParserDelegate {
         parser.delegate = document
         let ok = parser.parse()
         guard ok, document.failure == nil else {
-            Issue.record("not well-formed XML: \(document.failure ?? parser.parserError.map { "\($0)" } ?? "?")",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "not well-formed XML: \(document.failure ?? parser.parserError.map { "\($0)" } ?? "?")",
+                sourceLocation: sourceLocation)
             return nil
         }
         return document
@@ -95,14 +104,18 @@ final class ParsedXML: NSObject, XMLParserDelegate {
         elements.filter { $0.name == name && (className == nil || $0.attributes["class"] == className) }
     }
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+        qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
+    ) {
         elements.append(Element(name: elementName, attributes: attributeDict, text: ""))
         open.append(elements.count - 1)
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?) {
+    func parser(
+        _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
+        qualifiedName qName: String?
+    ) {
         open.removeLast()
     }
 

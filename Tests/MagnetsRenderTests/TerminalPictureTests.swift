@@ -9,14 +9,20 @@ struct TerminalPictureTests {
     /// row.
     func smallBoard() -> (board: Board, a: MagnetID) {
         var b = BoardBuilder(name: "tiny", size: Size(width: 1000, height: 600))
-        b.stock("A", "red"); b.stock("B", "blue"); b.stock("🧲", "yellow", count: 2)
+        b.stock("A", "red")
+        b.stock("B", "blue")
+        b.stock("🧲", "yellow", count: 2)
         b.apply(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))))
-        b.apply(.boundaryAdd(Boundary(name: "shelf", segment: Segment(from: Point(x: 0, y: 500), to: Point(x: 1000, y: 500)))))
-        b.apply(.boundaryAdd(Boundary(name: "ramp", segment: Segment(from: Point(x: 100, y: 300), to: Point(x: 300, y: 500)))))
+        b.apply(
+            .boundaryAdd(
+                Boundary(name: "shelf", segment: Segment(from: Point(x: 0, y: 500), to: Point(x: 1000, y: 500)))))
+        b.apply(
+            .boundaryAdd(
+                Boundary(name: "ramp", segment: Segment(from: Point(x: 100, y: 300), to: Point(x: 300, y: 500)))))
         let a = b.pull("A", "red", x: 500, y: 300)
         b.pull("B", "blue", x: 100, y: 100)
         b.pull("🧲", "yellow", x: 900, y: 500)
-        b.pull("🧲", "yellow", x: 995, y: 580) // clamped to 980, 575: the last column
+        b.pull("🧲", "yellow", x: 995, y: 580)  // clamped to 980, 575: the last column
         return (b.board, a)
     }
 
@@ -37,9 +43,9 @@ struct TerminalPictureTests {
         let lines = TerminalPicture.render(smallBoard().board, columns: 52, colored: false)
             .split(separator: "\n").map { displayColumns(String($0)) }
         // Row r is line 1 + r; column c is display column 1 + c.
-        #expect(lines[1 + 7][1 + 25] == "A")      // 500, 300
-        #expect(lines[1 + 2][1 + 5] == "B")       // 100, 100
-        #expect(lines[1 + 12][1 + 45] == "🧲")    // 900, 500: on the shelf line, drawn over it
+        #expect(lines[1 + 7][1 + 25] == "A")  // 500, 300
+        #expect(lines[1 + 2][1 + 5] == "B")  // 100, 100
+        #expect(lines[1 + 12][1 + 45] == "🧲")  // 900, 500: on the shelf line, drawn over it
         #expect(lines[1 + 12][1 + 46] == "")
         #expect(lines[1 + 12][1 + 44] == "─")
         #expect(lines[1 + 12][1 + 47] == "─")
@@ -67,11 +73,13 @@ struct TerminalPictureTests {
     @Test("the topmost magnet wins a shared cell")
     func topmost() {
         var b = BoardBuilder(size: Size(width: 1000, height: 600))
-        b.stock("X", "red"); b.stock("Y", "blue")
+        b.stock("X", "red")
+        b.stock("Y", "blue")
         let x = b.pull("X", "red", x: 500, y: 300)
         b.pull("Y", "blue", x: 505, y: 305)
         func cell() -> String {
-            displayColumns(String(TerminalPicture.render(b.board, columns: 52, colored: false).split(separator: "\n")[8]))[26]
+            displayColumns(
+                String(TerminalPicture.render(b.board, columns: 52, colored: false).split(separator: "\n")[8]))[26]
         }
         #expect(cell() == "Y")
         b.apply(.move(magnet: x, target: .point(Point(x: 502, y: 302))))
@@ -109,7 +117,8 @@ struct TerminalPictureTests {
     @Test("names cannot inject escape codes, line breaks or bidi controls")
     func hostileNames() {
         var b = BoardBuilder(name: "two\nlines\u{1B}[2J", size: Size(width: 1000, height: 600))
-        b.apply(.zoneAdd(Zone(name: "\u{1B}[31mevil\u{07}\u{202E}", rect: Rect(x: 100, y: 100, width: 600, height: 300))))
+        b.apply(
+            .zoneAdd(Zone(name: "\u{1B}[31mevil\u{07}\u{202E}", rect: Rect(x: 100, y: 100, width: 600, height: 300))))
         b.stock("\u{1B}", "red")
         b.pull("\u{1B}", "red", x: 800, y: 500)
         for colored in [false, true] {
@@ -127,21 +136,28 @@ struct TerminalPictureTests {
         #expect(!listing.utf8.contains(0x1B) && !listing.contains("\u{202E}"))
     }
 
-    @Test("keeps the frame whole at any size", arguments: [
-        (Size(width: 1000, height: 700), 3),
-        (Size(width: 1000, height: 700), 80),
-        (Size(width: 100, height: 2000), 80),
-        (Size(width: 100_000, height: 1), 40),
-        (Size(width: 1, height: 1), 20),
-    ])
+    @Test(
+        "keeps the frame whole at any size",
+        arguments: [
+            (Size(width: 1000, height: 700), 3),
+            (Size(width: 1000, height: 700), 80),
+            (Size(width: 100, height: 2000), 80),
+            (Size(width: 100_000, height: 1), 40),
+            (Size(width: 1, height: 1), 20),
+        ])
     func sizes(size: Size, columns: Int) {
         var b = BoardBuilder(size: size)
         b.stock("🧲", "red", count: nil)
         b.stock("W", "blue", count: nil)
         b.pull("🧲", "red", x: size.width, y: size.height)
         b.pull("W", "blue", x: 0, y: 0)
-        b.apply(.zoneAdd(Zone(name: "zone-with-a-long-name", rect: Rect(x: -50, y: -50, width: size.width, height: size.height))))
-        b.apply(.boundaryAdd(Boundary(name: "b", segment: Segment(from: Point(x: -1e6, y: -1e6), to: Point(x: 1e6, y: 1e6)))))
+        b.apply(
+            .zoneAdd(
+                Zone(name: "zone-with-a-long-name", rect: Rect(x: -50, y: -50, width: size.width, height: size.height)))
+        )
+        b.apply(
+            .boundaryAdd(
+                Boundary(name: "b", segment: Segment(from: Point(x: -1e6, y: -1e6), to: Point(x: 1e6, y: 1e6)))))
         let lines = TerminalPicture.render(b.board, columns: columns, colored: false).split(separator: "\n")
         let width = TerminalPicture.displayWidth(String(lines[0]))
         #expect(width <= max(columns, TerminalPicture.minimumColumns))
@@ -150,10 +166,12 @@ struct TerminalPictureTests {
         for line in lines { #expect(TerminalPicture.displayWidth(String(line)) == width) }
     }
 
-    @Test("measures display width by grapheme", arguments: [
-        ("A", 1), ("é", 1), ("e\u{301}", 1), ("Ω", 1), ("漢", 2), ("🧲", 2), ("👩‍👩‍👧", 2), ("🇫🇷", 2),
-        ("❤️", 2), ("\u{200F}", 0), ("\u{1B}", 1), ("slot 1/2", 8), ("a🧲b", 4),
-    ])
+    @Test(
+        "measures display width by grapheme",
+        arguments: [
+            ("A", 1), ("é", 1), ("e\u{301}", 1), ("Ω", 1), ("漢", 2), ("🧲", 2), ("👩‍👩‍👧", 2), ("🇫🇷", 2),
+            ("❤️", 2), ("\u{200F}", 0), ("\u{1B}", 1), ("slot 1/2", 8), ("a🧲b", 4),
+        ])
     func widths(text: String, width: Int) {
         #expect(TerminalPicture.displayWidth(text) == width)
     }
@@ -180,7 +198,11 @@ struct ListingTests {
         }
         let a = try #require(board.magnets[MagnetID(replica: "alice", seq: 10)])
         #expect(try row("alice-10") == ["alice-10", "A", "red", "430", "130", "slot", String(a.z)])
-        #expect(try row("alice-11") == ["alice-11", "B", "blue", "200", "200", "-", String(board.magnets[MagnetID(replica: "alice", seq: 11)]!.z)])
+        #expect(
+            try row("alice-11") == [
+                "alice-11", "B", "blue", "200", "200", "-",
+                String(board.magnets[MagnetID(replica: "alice", seq: 11)]!.z),
+            ])
         #expect(try row("slot") == ["slot", "400,100,60,60", "1/1", "any", "alice-10"])
         #expect(try row("shelf") == ["shelf", "600,400,300,120", "0/3", "red,blue", "-"])
         #expect(try row("floor") == ["floor", "0,600", "1000,600"])

@@ -14,12 +14,15 @@ struct TimelapseTests {
         b.apply(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))))
         frames.append(Timelapse.Frame(board: b.board, caption: "alice:3 zone.add slot"))
         // A second zone of that name: refused, the board as it was.
-        frames.append(Timelapse.Frame(board: b.board, caption: "bob:1 zone.add slot — rejected: zone name taken", rejected: true))
+        frames.append(
+            Timelapse.Frame(board: b.board, caption: "bob:1 zone.add slot — rejected: zone name taken", rejected: true))
         let a = b.pull("A", "red", x: 200, y: 200)
         frames.append(Timelapse.Frame(board: b.board, caption: "alice:4 magnet.pull A → 200,200"))
         b.apply(.move(magnet: a, target: .point(Point(x: 430, y: 130))))
-        frames.append(Timelapse.Frame(board: b.board,
-                                      caption: lastCaption ?? "alice:5 magnet.move alice-4 → 430,130 — captured by zone 'slot'"))
+        frames.append(
+            Timelapse.Frame(
+                board: b.board,
+                caption: lastCaption ?? "alice:5 magnet.move alice-4 → 430,130 — captured by zone 'slot'"))
         return frames
     }
 
@@ -50,7 +53,9 @@ struct TimelapseTests {
         #expect(html.contains("<input id=\"scrub\" type=\"range\" min=\"0\" max=\"5\" step=\"1\" value=\"5\""))
         #expect(html.contains("<button id=\"play\""))
         // Without scripts, the last frame and its caption are shown.
-        #expect(html.contains("<p id=\"caption\">alice:5 magnet.move alice-4 → 430,130 — captured by zone &#39;slot&#39;</p>"))
+        #expect(
+            html.contains(
+                "<p id=\"caption\">alice:5 magnet.move alice-4 → 430,130 — captured by zone &#39;slot&#39;</p>"))
         #expect(html.components(separatedBy: "<svg ").count == 2)
     }
 

@@ -16,7 +16,7 @@ struct WordsAndTraceTests {
         let i = builder.pull("I", "red", x: 150, y: 100)
         builder.pull("Z", "red", x: 700, y: 600)
         let a = builder.pull("A", "red", x: 430, y: 430)
-        let b = builder.pull("B", "red", x: 430, y: 436) // over the full slot: stays free, on top (same x: no word)
+        let b = builder.pull("B", "red", x: 430, y: 436)  // over the full slot: stays free, on top (same x: no word)
         return (builder.board, h, i, a, b)
     }
 
@@ -30,7 +30,8 @@ struct WordsAndTraceTests {
         #expect(lines[0].text == "HI")
         #expect(lines[0].attributes["data-magnets"] == "\(h) \(i)")
         // From H's left edge (80) to I's right edge (170), just below them (125).
-        let x1 = try #require(Double(lines[0].attributes["x1"] ?? "")), x2 = try #require(Double(lines[0].attributes["x2"] ?? ""))
+        let x1 = try #require(Double(lines[0].attributes["x1"] ?? ""))
+        let x2 = try #require(Double(lines[0].attributes["x2"] ?? ""))
         let y = try #require(Double(lines[0].attributes["y1"] ?? ""))
         #expect(x1 >= 80 && x1 < 90 && x2 > 160 && x2 <= 170)
         #expect(y > 125 && y < 135 && lines[0].attributes["y2"] == lines[0].attributes["y1"])
@@ -73,8 +74,9 @@ struct WordsAndTraceTests {
     func trace(_ builder: inout BoardBuilder, _ payload: Payload) -> Trace? {
         let before = builder.board
         let outcome = builder.apply(payload)
-        let op = MagnetsCore.Operation(id: OpID(replica: builder.replica, seq: builder.seq), lamport: builder.seq, context: VectorClock(),
-                                       author: "t", time: 0, payload: payload)
+        let op = MagnetsCore.Operation(
+            id: OpID(replica: builder.replica, seq: builder.seq), lamport: builder.seq, context: VectorClock(),
+            author: "t", time: 0, payload: payload)
         return Trace(op: op, outcome: outcome, before: before, after: builder.board)
     }
 
@@ -88,19 +90,28 @@ struct WordsAndTraceTests {
         builder.stock("A", "red", count: 1)
         builder.apply(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60))))
         let a = builder.pull("A", "red", x: 200, y: 200)
-        let t = try #require(trace(&builder, .move(magnet: a, target: .path([Point(x: 300, y: 130), Point(x: 900, y: 130)]))))
+        let t = try #require(
+            trace(&builder, .move(magnet: a, target: .path([Point(x: 300, y: 130), Point(x: 900, y: 130)]))))
         #expect(t.magnet == a && t.returnedFrom == nil)
         // Enters at x = 400 − 40/2 = 380; the rest of the path (to 900) is ignored.
-        #expect(close(t.path, [Point(x: 200, y: 200), Point(x: 300, y: 130), Point(x: 380, y: 130), Point(x: 430, y: 130)]), "\(t.path)")
+        #expect(
+            close(
+                t.path, [Point(x: 200, y: 200), Point(x: 300, y: 130), Point(x: 380, y: 130), Point(x: 430, y: 130)]),
+            "\(t.path)")
     }
 
     @Test("a drag stopped by a boundary ends at the contact")
     func contactTrace() throws {
         var builder = BoardBuilder()
         builder.stock("A", "red", count: 1)
-        builder.apply(.boundaryAdd(Boundary(name: "wall", segment: Segment(from: Point(x: 500, y: 0), to: Point(x: 500, y: 700)))))
+        builder.apply(
+            .boundaryAdd(Boundary(name: "wall", segment: Segment(from: Point(x: 500, y: 0), to: Point(x: 500, y: 700))))
+        )
         let a = builder.pull("A", "red", x: 200, y: 400)
-        let t = try #require(trace(&builder, .move(magnet: a, target: .path([Point(x: 300, y: 400), Point(x: 800, y: 400), Point(x: 800, y: 100)]))))
+        let t = try #require(
+            trace(
+                &builder,
+                .move(magnet: a, target: .path([Point(x: 300, y: 400), Point(x: 800, y: 400), Point(x: 800, y: 100)]))))
         #expect(close(t.path, [Point(x: 200, y: 400), Point(x: 300, y: 400), Point(x: 480, y: 400)]), "\(t.path)")
     }
 
@@ -109,10 +120,15 @@ struct WordsAndTraceTests {
         var builder = BoardBuilder()
         builder.stock("A", "red", count: 3)
         // A swipe: created where it was recognised (clamped onto the board), dragged on from there.
-        let swiped = try #require(trace(&builder, .pull(letter: "A", color: "red",
-                                                        target: .path([Point(x: 300, y: -40), Point(x: 302, y: -10), Point(x: 305, y: 200)]))))
+        let swiped = try #require(
+            trace(
+                &builder,
+                .pull(
+                    letter: "A", color: "red",
+                    target: .path([Point(x: 300, y: -40), Point(x: 302, y: -10), Point(x: 305, y: 200)]))))
         #expect(swiped.path == [Point(x: 302, y: 25), Point(x: 305, y: 200)])
-        let placed = try #require(trace(&builder, .pull(letter: "A", color: "red", target: .point(Point(x: 600, y: 300)))))
+        let placed = try #require(
+            trace(&builder, .pull(letter: "A", color: "red", target: .point(Point(x: 600, y: 300)))))
         #expect(placed.magnet == MagnetID(replica: "alice", seq: builder.seq) && placed.path.isEmpty)
         let returned = try #require(trace(&builder, .returnMagnet(placed.magnet)))
         #expect(returned.magnet == placed.magnet && returned.path.isEmpty)
@@ -127,9 +143,11 @@ struct WordsAndTraceTests {
         func step(_ payload: Payload, _ caption: String) {
             let before = builder.board
             let outcome = builder.apply(payload)
-            let op = MagnetsCore.Operation(id: OpID(replica: "alice", seq: builder.seq), lamport: builder.seq, context: VectorClock(),
-                                           author: "t", time: 0, payload: payload)
-            frames.append(Timelapse.Frame(op: op, outcome: outcome, before: before, after: builder.board, caption: caption))
+            let op = MagnetsCore.Operation(
+                id: OpID(replica: "alice", seq: builder.seq), lamport: builder.seq, context: VectorClock(),
+                author: "t", time: 0, payload: payload)
+            frames.append(
+                Timelapse.Frame(op: op, outcome: outcome, before: before, after: builder.board, caption: caption))
         }
         step(.trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 1), "tray")
         step(.pull(letter: "A", color: "red", target: .point(Point(x: 200, y: 200))), "pull")
@@ -139,16 +157,26 @@ struct WordsAndTraceTests {
         let open = "<script type=\"application/json\" id=\"magnets-frames\">"
         let start = try #require(html.range(of: open))
         let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
-        let data = try #require(try JSONSerialization.jsonObject(with: Data(html[start.upperBound..<end.lowerBound].utf8)) as? [[String: Any]])
+        let data = try #require(
+            try JSONSerialization.jsonObject(with: Data(html[start.upperBound..<end.lowerBound].utf8))
+                as? [[String: Any]])
         #expect(data.map { $0["magnet"] as? String } == [nil, a.description, a.description])
         #expect(data[0]["magnet"] is NSNull)
-        #expect(data.map { ($0["path"] as? [[Double]]) ?? [[-1]] } == [[], [], [[200, 200], [300, 200], [300, 400]]])
+        #expect(
+            data.map { ($0["path"] as? [[Double]]) ?? [[-1]] } == [[], [], [[200, 200], [300, 200], [300, 400]]])
         // The picture is the board's alone; the trace comes as two layers the page adds to it.
-        #expect(data.map { $0["svg"] as? String } == frames.map { SVGPicture.render($0.board).split(separator: "\n", maxSplits: 1).last.map(String.init) })
-        let under = try #require(data[2]["under"] as? String), over = try #require(data[2]["over"] as? String)
+        #expect(
+            data.map { $0["svg"] as? String }
+                == frames.map { SVGPicture.render($0.board).split(separator: "\n", maxSplits: 1).last.map(String.init) }
+        )
+        let under = try #require(data[2]["under"] as? String)
+        let over = try #require(data[2]["over"] as? String)
         let path = try #require(ParsedXML.parse(under))
         #expect(path.elements(named: "g", class: "trace").map { $0.attributes["data-magnet"] } == [a.description])
-        #expect(path.elements(named: "polyline", class: "drag-path").map { $0.attributes["points"] } == ["200,200 300,200 300,400"])
+        #expect(
+            path.elements(named: "polyline", class: "drag-path").map { $0.attributes["points"] } == [
+                "200,200 300,200 300,400"
+            ])
         let ring = try #require(ParsedXML.parse(over))
         #expect(ring.elements(named: "rect", class: "changed").map { $0.attributes["data-magnet"] } == [a.description])
         // A pull straight to a point: a ring, no path; a tray edit: nothing.
@@ -161,6 +189,8 @@ struct WordsAndTraceTests {
         #expect(html.contains("svg.insertAdjacentHTML(\"beforeend\", frames[i].over)"))
         // The whole picture with its trace, as SVGPicture.render(_:trace:) draws it, is well-formed.
         let whole = try #require(ParsedXML.parse(SVGPicture.render(frames[2].board, trace: frames[2].trace)))
-        #expect(whole.elements(named: "polyline", class: "drag-path").count == 1 && whole.elements(named: "rect", class: "changed").count == 1)
+        #expect(
+            whole.elements(named: "polyline", class: "drag-path").count == 1
+                && whole.elements(named: "rect", class: "changed").count == 1)
     }
 }

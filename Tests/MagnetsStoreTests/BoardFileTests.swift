@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import MagnetsCore
 @testable import MagnetsStore
 
@@ -9,16 +10,21 @@ struct BoardFileTests {
     let scratch = TemporaryFolder()
     var folder: URL { scratch.url }
 
-    func make(_ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval) throws -> BoardFile {
-        try BoardFile.create(folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
-                             replica: replica, author: replica, checkpointInterval: interval)
+    func make(
+        _ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval
+    ) throws -> BoardFile {
+        try BoardFile.create(
+            folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
+            replica: replica, author: replica, checkpointInterval: interval)
     }
 
     @Test("the embedded migrations are exactly the files of Migrations/")
     func embeddedMigrationsMatchFolder() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let folder = root.appendingPathComponent("Migrations")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }
+            .sorted()
         #expect(!files.isEmpty)
         #expect(EmbeddedMigrations.all.map(\.name) == files.map { String($0.dropLast(4)) })
         for (migration, file) in zip(EmbeddedMigrations.all, files) {
@@ -49,9 +55,12 @@ struct BoardFileTests {
     func refusedOpWritesNothing() throws {
         let file = try make()
         try file.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 1) }
-        try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100)))
+        }
         #expect(throws: StoreError.self) {
-            try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+            try file.record(author: "alice") { _ in
+                .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100)))
+            }
         }
         #expect(try file.current().opCount == 3)
         #expect(try file.check().isClean)
@@ -72,7 +81,8 @@ struct BoardFileTests {
     func checkAndRepair() throws {
         let file = try make()
         try file.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
-        try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100)))
+        }
         try file.db.write { try $0.execute(sql: "UPDATE magnet SET x = 5") }
         #expect(!(try file.check().isClean))
         try file.repair()
@@ -87,14 +97,18 @@ struct BoardFileTests {
         for x in [100.0, 200.0] {
             try a.record(author: "alice") { _ in .pull(letter: "Q", color: "red", target: .point(Point(x: x, y: 100))) }
         }
-        try a.record(author: "alice") { board in .returnMagnet(board.sortedMagnets[0].id) } // alice-3 back: one Q left
+        try a.record(author: "alice") { board in .returnMagnet(board.sortedMagnets[0].id) }  // alice-3 back: one Q left
         let b = try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob")
         // Both take the last Q at once: after the merge, bob's pull is rejected and made no magnet.
         try a.record(author: "alice") { _ in .pull(letter: "Q", color: "red", target: .point(Point(x: 400, y: 100))) }
         try b.record(author: "bob") { _ in .pull(letter: "Q", color: "red", target: .point(Point(x: 300, y: 100))) }
         _ = try BoardFile.sync(a, b)
         let ids = try a.magnetsPulled(letter: "Q")
-        #expect(ids == [MagnetID(replica: "alice", seq: 3), MagnetID(replica: "alice", seq: 4), MagnetID(replica: "alice", seq: 6)])
+        #expect(
+            ids == [
+                MagnetID(replica: "alice", seq: 3), MagnetID(replica: "alice", seq: 4),
+                MagnetID(replica: "alice", seq: 6),
+            ])
         #expect(try b.magnetsPulled(letter: "Q") == ids)
         let onBoard = try a.current().board.magnets.values.filter { $0.letter == "Q" }.map(\.id).sorted()
         #expect(onBoard == [MagnetID(replica: "alice", seq: 4), MagnetID(replica: "alice", seq: 6)])

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import MagnetsCore
 @testable import MagnetsStore
 
@@ -9,9 +10,12 @@ struct BundleTests {
     let scratch = TemporaryFolder()
     var folder: URL { scratch.url }
 
-    func make(_ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval) throws -> BoardFile {
-        try BoardFile.create(folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
-                             replica: replica, author: replica, checkpointInterval: interval)
+    func make(
+        _ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval
+    ) throws -> BoardFile {
+        try BoardFile.create(
+            folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
+            replica: replica, author: replica, checkpointInterval: interval)
     }
 
     @Test("import of a bundle gives the same board as a sync; a truncated bundle is refused")
@@ -28,7 +32,8 @@ struct BundleTests {
         // Truncated: drop the last line.
         let text = try String(contentsOfFile: bundle, encoding: .utf8)
         let cut = folder.appendingPathComponent("cut.bundle").path
-        try String(text.split(separator: "\n").dropLast().joined(separator: "\n") + "\n").write(toFile: cut, atomically: true, encoding: .utf8)
+        try String(text.split(separator: "\n").dropLast().joined(separator: "\n") + "\n").write(
+            toFile: cut, atomically: true, encoding: .utf8)
         #expect(throws: StoreError.self) { try a.importOps(from: cut) }
         #expect(try a.current().opCount == 3)
 

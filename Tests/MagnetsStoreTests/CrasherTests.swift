@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import MagnetsStore
 
 /// Inputs the fuzzer (`magnets-fuzz`) once crashed on: each must now end in an error or a valid
@@ -8,14 +9,17 @@ import Testing
 @Suite("Fuzzer crashers")
 struct CrasherTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Crashers")
-    static let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".magnets") }.sorted()) ?? []
+    static let names =
+        (try? FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".magnets") }.sorted())
+        ?? []
 
     @Test("the crasher corpus is there (a missing folder would skip the test below)")
     func corpusPresent() {
         #expect(Self.names.contains("meta-null-keys.magnets"))
     }
 
-    @Test("every saved crasher file opens (to read) to an error or a board, and is left byte-identical", arguments: names)
+    @Test(
+        "every saved crasher file opens (to read) to an error or a board, and is left byte-identical", arguments: names)
     func crasher(name: String) throws {
         let scratch = TemporaryFolder()
         let copy = scratch.url.appendingPathComponent(name).path

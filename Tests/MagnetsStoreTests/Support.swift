@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import MagnetsCore
 @testable import MagnetsStore
 
@@ -17,6 +18,8 @@ final class TemporaryFolder: Sendable {
     deinit {
         // A file deleted meanwhile (a closing connection removes its log) stops one removal
         // part way: try again.
-        for _ in 0..<3 where FileManager.default.fileExists(atPath: url.path) { try? FileManager.default.removeItem(at: url) }
+        for _ in 0..<3 where FileManager.default.fileExists(atPath: url.path) {
+            try? FileManager.default.removeItem(at: url)
+        }
     }
 }

@@ -12,7 +12,7 @@ public enum Geometry {
     @inline(__always)
     public static func quantized(_ value: Double) -> Double {
         let q = (value * 1e6).rounded() / 1e6
-        return q == 0 ? 0 : q // no negative zero
+        return q == 0 ? 0 : q  // no negative zero
     }
 }
 

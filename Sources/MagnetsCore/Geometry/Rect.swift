@@ -16,8 +16,9 @@ public struct Rect: Hashable, Codable, Sendable, CustomStringConvertible {
 
     /// The rect of the given size centred on `center`.
     public init(center: Point, size: Size) {
-        self.init(x: center.x - size.width / 2, y: center.y - size.height / 2,
-                  width: size.width, height: size.height)
+        self.init(
+            x: center.x - size.width / 2, y: center.y - size.height / 2,
+            width: size.width, height: size.height)
     }
 
     public var minX: Double { origin.x }

@@ -22,7 +22,8 @@ public struct Sweep: Sendable {
         self.end = end
         self.halfWidth = size.width / 2
         self.halfHeight = size.height / 2
-        let dx = end.x - start.x, dy = end.y - start.y
+        let dx = end.x - start.x
+        let dy = end.y - start.y
         let length = (dx * dx + dy * dy).squareRoot()
         self.length = length
         if length > 0 {
@@ -86,10 +87,12 @@ public struct Sweep: Sendable {
     public func entry(into zone: Rect) -> ZoneEntry? {
         let tol = Geometry.tolerance
         guard zone.width > tol, zone.height > tol else { return nil }
-        let ix = Interval.within(zone.minX - halfWidth + tol, zone.maxX + halfWidth - tol,
-                                 start: start.x, velocity: dx)
-        let iy = Interval.within(zone.minY - halfHeight + tol, zone.maxY + halfHeight - tol,
-                                 start: start.y, velocity: dy)
+        let ix = Interval.within(
+            zone.minX - halfWidth + tol, zone.maxX + halfWidth - tol,
+            start: start.x, velocity: dx)
+        let iy = Interval.within(
+            zone.minY - halfHeight + tol, zone.maxY + halfHeight - tol,
+            start: start.y, velocity: dy)
         let both = ix.intersection(iy)
         guard !both.isEmpty, both.upper > 0, both.lower < 1 else { return nil }
         if both.lower <= 0 {
@@ -103,9 +106,9 @@ public struct Sweep: Sendable {
         let sharedY = Rect.sharedLength(moving.minY, moving.maxY, zone.minY, zone.maxY)
         let measure: Double
         if ix.lower == iy.lower {
-            measure = 0 // through a corner: the overlap grows from a point
+            measure = 0  // through a corner: the overlap grows from a point
         } else if ix.lower > iy.lower {
-            measure = sharedY // crossed a vertical edge: the shared length runs along y
+            measure = sharedY  // crossed a vertical edge: the shared length runs along y
         } else {
             measure = sharedX
         }
@@ -118,7 +121,8 @@ public struct Sweep: Sendable {
     /// (by more than the tolerance): such a boundary does not hold a drag that starts there.
     public static func segment(_ segment: Segment, piercesRectAt center: Point, size: Size) -> Bool {
         let tol = Geometry.tolerance
-        let hw = size.width / 2, hh = size.height / 2
+        let hw = size.width / 2
+        let hh = size.height / 2
         func inside(_ ax: Double, _ ay: Double) -> Bool {
             let (lo, hi) = range(of: segment, axisX: ax, axisY: ay, halfWidth: hw, halfHeight: hh)
             let p = center.x * ax + center.y * ay
@@ -141,8 +145,9 @@ public struct Sweep: Sendable {
         let tol = Geometry.tolerance
         var window = Interval.all
         func clip(_ ax: Double, _ ay: Double) -> Bool {
-            let (lo, hi) = Sweep.range(of: segment, axisX: ax, axisY: ay,
-                                       halfWidth: halfWidth, halfHeight: halfHeight)
+            let (lo, hi) = Sweep.range(
+                of: segment, axisX: ax, axisY: ay,
+                halfWidth: halfWidth, halfHeight: halfHeight)
             let p0 = start.x * ax + start.y * ay
             var v = dx * ax + dy * ay
             if abs(v) < 1e-9 { v = 0 }
@@ -181,8 +186,10 @@ public struct Sweep: Sendable {
     /// The open range of center projections on an axis for which the rect overlaps the segment's
     /// projection.
     @inline(__always)
-    static func range(of segment: Segment, axisX: Double, axisY: Double,
-                      halfWidth: Double, halfHeight: Double) -> (Double, Double) {
+    static func range(
+        of segment: Segment, axisX: Double, axisY: Double,
+        halfWidth: Double, halfHeight: Double
+    ) -> (Double, Double) {
         let a = segment.from.x * axisX + segment.from.y * axisY
         let b = segment.to.x * axisX + segment.to.y * axisY
         let r = halfWidth * abs(axisX) + halfHeight * abs(axisY)
@@ -191,8 +198,10 @@ public struct Sweep: Sendable {
 
     /// The bounding box of everything the moving rect covers on this leg.
     public var bounds: Rect {
-        let minX = Swift.min(start.x, end.x) - halfWidth, maxX = Swift.max(start.x, end.x) + halfWidth
-        let minY = Swift.min(start.y, end.y) - halfHeight, maxY = Swift.max(start.y, end.y) + halfHeight
+        let minX = Swift.min(start.x, end.x) - halfWidth
+        let maxX = Swift.max(start.x, end.x) + halfWidth
+        let minY = Swift.min(start.y, end.y) - halfHeight
+        let maxY = Swift.max(start.y, end.y) + halfHeight
         return Rect(x: minX, y: minY, width: maxX - minX, height: maxY - minY)
     }
 }

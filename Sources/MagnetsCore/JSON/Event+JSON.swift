@@ -12,14 +12,17 @@ extension Event {
         case .constrained(let m, let p):
             pairs += [("magnet", .string(m.description))] + at(p)
         case .stocked(let letter, let color, let remaining):
-            pairs += [("letter", .string(letter)), ("color", .string(color)),
-                      ("remaining", remaining.map { .int($0) } ?? .null)]
+            pairs += [
+                ("letter", .string(letter)), ("color", .string(color)),
+                ("remaining", remaining.map { .int($0) } ?? .null),
+            ]
         case .zoneAdded(let z), .zoneRemoved(let z):
             pairs += [("zone", .string(z))]
         case .boundaryAdded(let b), .boundaryRemoved(let b):
             pairs += [("boundary", .string(b))]
         case .pulled(let m, let letter, let color, let p):
-            pairs += [("magnet", .string(m.description)), ("letter", .string(letter)), ("color", .string(color))] + at(p)
+            pairs +=
+                [("magnet", .string(m.description)), ("letter", .string(letter)), ("color", .string(color))] + at(p)
         case .moved(let m, let p):
             pairs += [("magnet", .string(m.description))] + at(p)
         case .contact(let b, let p):
@@ -39,26 +42,40 @@ extension Event {
     /// Writes `json.serialized()`'s bytes, with no tree built (history writes one per event).
     public func write(to json: inout JSONWriter) {
         func at(_ p: Point) {
-            json.key("x"); json.number(p.x)
-            json.key("y"); json.number(p.y)
+            json.key("x")
+            json.number(p.x)
+            json.key("y")
+            json.number(p.y)
         }
-        func magnet(_ m: MagnetID) { json.key("magnet"); json.id(m.replica, UInt8(ascii: "-"), m.seq) }
-        func string(_ key: StaticString, _ value: String) { json.key(key); json.string(value) }
+        func magnet(_ m: MagnetID) {
+            json.key("magnet")
+            json.id(m.replica, UInt8(ascii: "-"), m.seq)
+        }
+        func string(_ key: StaticString, _ value: String) {
+            json.key(key)
+            json.string(value)
+        }
         json.byte(UInt8(ascii: "{"))
         json.key("event", first: true)
         json.string(name)
         switch self {
         case .created(let name, let size):
             string("name", name)
-            json.key("width"); json.number(size.width)
-            json.key("height"); json.number(size.height)
+            json.key("width")
+            json.number(size.width)
+            json.key("height")
+            json.number(size.height)
         case .resized(let size):
-            json.key("width"); json.number(size.width)
-            json.key("height"); json.number(size.height)
+            json.key("width")
+            json.number(size.width)
+            json.key("height")
+            json.number(size.height)
         case .constrained(let m, let p):
-            magnet(m); at(p)
+            magnet(m)
+            at(p)
         case .stocked(let letter, let color, let remaining):
-            string("letter", letter); string("color", color)
+            string("letter", letter)
+            string("color", color)
             json.key("remaining")
             if let remaining { json.int(remaining) } else { json.raw("null") }
         case .zoneAdded(let z), .zoneRemoved(let z):
@@ -66,17 +83,27 @@ extension Event {
         case .boundaryAdded(let b), .boundaryRemoved(let b):
             string("boundary", b)
         case .pulled(let m, let letter, let color, let p):
-            magnet(m); string("letter", letter); string("color", color); at(p)
+            magnet(m)
+            string("letter", letter)
+            string("color", color)
+            at(p)
         case .moved(let m, let p):
-            magnet(m); at(p)
+            magnet(m)
+            at(p)
         case .contact(let b, let p):
-            string("boundary", b); at(p)
+            string("boundary", b)
+            at(p)
         case .capture(let z, let p), .recapture(let z, let p):
-            string("zone", z); at(p)
+            string("zone", z)
+            at(p)
         case .escape(let m, let z, let p):
-            magnet(m); string("zone", z); at(p)
+            magnet(m)
+            string("zone", z)
+            at(p)
         case .returned(let m, let letter, let color):
-            magnet(m); string("letter", letter); string("color", color)
+            magnet(m)
+            string("letter", letter)
+            string("color", color)
         case .rejected(let reason):
             string("reason", reason)
         }
@@ -92,30 +119,54 @@ extension Event {
         func m() -> MagnetID? { s("magnet").flatMap { MagnetID($0) } }
         guard let name = s("event") else { return nil }
         switch name {
-        case "created": guard let v = s("name"), let sz = size() else { return nil }; self = .created(name: v, size: sz)
-        case "resized": guard let sz = size() else { return nil }; self = .resized(sz)
-        case "constrained": guard let id = m(), let at = p() else { return nil }; self = .constrained(magnet: id, at: at)
+        case "created":
+            guard let v = s("name"), let sz = size() else { return nil }
+            self = .created(name: v, size: sz)
+        case "resized":
+            guard let sz = size() else { return nil }
+            self = .resized(sz)
+        case "constrained":
+            guard let id = m(), let at = p() else { return nil }
+            self = .constrained(magnet: id, at: at)
         case "stocked":
             guard let l = s("letter"), let c = s("color"), let r = json["remaining"] else { return nil }
             self = .stocked(letter: l, color: c, remaining: r.intValue)
-        case "zone-added": guard let z = s("zone") else { return nil }; self = .zoneAdded(z)
-        case "zone-removed": guard let z = s("zone") else { return nil }; self = .zoneRemoved(z)
-        case "boundary-added": guard let b = s("boundary") else { return nil }; self = .boundaryAdded(b)
-        case "boundary-removed": guard let b = s("boundary") else { return nil }; self = .boundaryRemoved(b)
+        case "zone-added":
+            guard let z = s("zone") else { return nil }
+            self = .zoneAdded(z)
+        case "zone-removed":
+            guard let z = s("zone") else { return nil }
+            self = .zoneRemoved(z)
+        case "boundary-added":
+            guard let b = s("boundary") else { return nil }
+            self = .boundaryAdded(b)
+        case "boundary-removed":
+            guard let b = s("boundary") else { return nil }
+            self = .boundaryRemoved(b)
         case "pulled":
             guard let id = m(), let l = s("letter"), let c = s("color"), let at = p() else { return nil }
             self = .pulled(magnet: id, letter: l, color: c, at: at)
-        case "moved": guard let id = m(), let at = p() else { return nil }; self = .moved(magnet: id, to: at)
-        case "contact": guard let b = s("boundary"), let at = p() else { return nil }; self = .contact(boundary: b, at: at)
-        case "capture": guard let z = s("zone"), let at = p() else { return nil }; self = .capture(zone: z, at: at)
-        case "recapture": guard let z = s("zone"), let at = p() else { return nil }; self = .recapture(zone: z, at: at)
+        case "moved":
+            guard let id = m(), let at = p() else { return nil }
+            self = .moved(magnet: id, to: at)
+        case "contact":
+            guard let b = s("boundary"), let at = p() else { return nil }
+            self = .contact(boundary: b, at: at)
+        case "capture":
+            guard let z = s("zone"), let at = p() else { return nil }
+            self = .capture(zone: z, at: at)
+        case "recapture":
+            guard let z = s("zone"), let at = p() else { return nil }
+            self = .recapture(zone: z, at: at)
         case "escape":
             guard let id = m(), let z = s("zone"), let at = p() else { return nil }
             self = .escape(magnet: id, zone: z, at: at)
         case "returned":
             guard let id = m(), let l = s("letter"), let c = s("color") else { return nil }
             self = .returned(magnet: id, letter: l, color: c)
-        case "rejected": guard let r = s("reason") else { return nil }; self = .rejected(reason: r)
+        case "rejected":
+            guard let r = s("reason") else { return nil }
+            self = .rejected(reason: r)
         default: return nil
         }
     }

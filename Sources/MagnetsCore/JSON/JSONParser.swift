@@ -40,7 +40,10 @@ public struct JSONParser {
             i += 1
             var pairs: [(String, JSONValue)] = []
             skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return .object(pairs)
+            }
             while true {
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a key") }
@@ -53,29 +56,50 @@ public struct JSONParser {
                 pairs.append((key, try value(depth: depth + 1)))
                 skipSpace()
                 guard i < bytes.count else { throw fail("unexpected end") }
-                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(pairs)
+                }
                 throw fail("expected ',' or '}'")
             }
         case UInt8(ascii: "["):
             i += 1
             var items: [JSONValue] = []
             skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(items)
+            }
             while true {
                 skipSpace()
                 items.append(try value(depth: depth + 1))
                 skipSpace()
                 guard i < bytes.count else { throw fail("unexpected end") }
-                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 throw fail("expected ',' or ']'")
             }
         case UInt8(ascii: "\""):
             return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         default:
             return .number(try number())
         }
@@ -83,7 +107,9 @@ public struct JSONParser {
 
     mutating func literal(_ word: String) throws(Failure) {
         let w = Array(word.utf8)
-        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else { throw fail("unexpected character") }
+        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else {
+            throw fail("unexpected character")
+        }
         i += w.count
     }
 
@@ -107,12 +133,13 @@ public struct JSONParser {
             guard digits() > 0 else { throw fail("bad number") }
         }
         guard i - start <= 64, let text = String(validating: bytes[start..<i], as: UTF8.self),
-              let n = Double(text), n.isFinite else { throw fail("number out of range") }
+            let n = Double(text), n.isFinite
+        else { throw fail("number out of range") }
         return n
     }
 
     mutating func string() throws(Failure) -> String {
-        i += 1 // opening quote
+        i += 1  // opening quote
         var scalars = String.UnicodeScalarView()
         var runStart = i
         func flush(_ until: Int) throws(Failure) {
@@ -149,7 +176,8 @@ public struct JSONParser {
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800...0xDBFF).contains(code) {
-                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
+                        else {
                             throw fail("lone surrogate")
                         }
                         i += 2

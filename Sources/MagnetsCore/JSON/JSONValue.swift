@@ -61,7 +61,10 @@ public enum JSONValue: Hashable, Sendable {
         case .number(let n): out += n.isFinite ? formatNumber(n) : "null"
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
+            if items.isEmpty {
+                out += "[]"
+                return
+            }
             out += "["
             for (i, item) in items.enumerated() {
                 if i > 0 { out += pretty ? "," : ", " }
@@ -71,7 +74,10 @@ public enum JSONValue: Hashable, Sendable {
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "]"
         case .object(let pairs):
-            if pairs.isEmpty { out += "{}"; return }
+            if pairs.isEmpty {
+                out += "{}"
+                return
+            }
             out += "{"
             for (i, (key, value)) in pairs.enumerated() {
                 if i > 0 { out += pretty ? "," : ", " }

@@ -116,12 +116,14 @@ public struct JSONWriter: ~Copyable {
     mutating func escaped(_ s: String) {
         var s = s
         s.withUTF8 { utf8 in
-            var plain = 0 // the first byte not yet copied
+            var plain = 0  // the first byte not yet copied
             var i = 0
             while i < utf8.count {
                 let b = utf8[i]
-                let isLineSeparator = b == 0xE2 && i + 2 < utf8.count && utf8[i + 1] == 0x80 && (utf8[i + 2] | 1) == 0xA9
-                guard b < 0x20 || b == 0x7F || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || isLineSeparator else {
+                let isLineSeparator =
+                    b == 0xE2 && i + 2 < utf8.count && utf8[i + 1] == 0x80 && (utf8[i + 2] | 1) == 0xA9
+                guard b < 0x20 || b == 0x7F || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || isLineSeparator
+                else {
                     i += 1
                     continue
                 }
@@ -183,7 +185,7 @@ public struct JSONWriter: ~Copyable {
         let length = max(n, width)
         reserve(length)
         var v = value
-        for i in (count..<count + length).reversed() { // the last digit first; zeros once v is 0
+        for i in (count..<count + length).reversed() {  // the last digit first; zeros once v is 0
             start[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
             v /= 10
         }

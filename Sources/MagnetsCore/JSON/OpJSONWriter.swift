@@ -17,12 +17,18 @@ public struct OpJSONWriter: ~Copyable {
     /// Writes the op's JSON object, with `events` last when given.
     public mutating func write(_ op: Operation, time style: Operation.TimeStyle = .iso8601, events: [Event]? = nil) {
         json.byte(UInt8(ascii: "{"))
-        json.key("op", first: true); json.id(op.id.replica, UInt8(ascii: ":"), op.id.seq)
-        json.key("replica"); json.string(op.id.replica)
-        json.key("seq"); json.int(op.id.seq)
-        json.key("lamport"); json.int(op.lamport)
-        json.key("clock"); writeClock(op)
-        json.key("author"); json.string(op.author)
+        json.key("op", first: true)
+        json.id(op.id.replica, UInt8(ascii: ":"), op.id.seq)
+        json.key("replica")
+        json.string(op.id.replica)
+        json.key("seq")
+        json.int(op.id.seq)
+        json.key("lamport")
+        json.int(op.lamport)
+        json.key("clock")
+        writeClock(op)
+        json.key("author")
+        json.string(op.author)
         json.key("time")
         switch style {
         case .iso8601:
@@ -32,7 +38,8 @@ public struct OpJSONWriter: ~Copyable {
         case .milliseconds:
             json.number(Double(op.time))
         }
-        json.key("kind"); json.string(op.kind.rawValue)
+        json.key("kind")
+        json.string(op.kind.rawValue)
         op.payload.writeFields(to: &json)
         if let events {
             json.key("events")
@@ -46,7 +53,7 @@ public struct OpJSONWriter: ~Copyable {
     /// it has the same context and replica: ops of a run share both, so a run sorts and writes
     /// its clock once.
     private mutating func writeClock(_ op: Operation) {
-        guard op.id.seq > 0 else { return writeClock(op.clock) } // (no own entry: not worth keeping)
+        guard op.id.seq > 0 else { return writeClock(op.clock) }  // (no own entry: not worth keeping)
         if clockText?.context != op.context || clockText?.replica != op.id.replica {
             clockText = ClockText(op)
         }

@@ -12,8 +12,12 @@ extension Target {
     /// Writes `jsonPair` as `"to": [x, y]` or `"path": [[x, y], …]`, after a `", "`.
     func write(to json: inout JSONWriter) {
         switch self {
-        case .point(let p): json.key("to"); json.point(p)
-        case .path(let ps): json.key("path"); json.array(ps) { $0.point($1) }
+        case .point(let p):
+            json.key("to")
+            json.point(p)
+        case .path(let ps):
+            json.key("path")
+            json.array(ps) { $0.point($1) }
         }
     }
 }
@@ -30,10 +34,12 @@ extension Payload {
             return [("letter", .string(letter)), ("color", .string(color))] + size(s)
                 + [("count", count.map { .int($0) } ?? .null), ("unlimited", .bool(count == nil))]
         case .zoneAdd(let zone):
-            return [("name", .string(zone.name)), ("x", .number(zone.rect.minX)), ("y", .number(zone.rect.minY)),
-                    ("width", .number(zone.rect.width)), ("height", .number(zone.rect.height)),
-                    ("capacity", .int(zone.capacity)),
-                    ("accepts", zone.accepts.map { .array($0.map(JSONValue.string)) } ?? .null)]
+            return [
+                ("name", .string(zone.name)), ("x", .number(zone.rect.minX)), ("y", .number(zone.rect.minY)),
+                ("width", .number(zone.rect.width)), ("height", .number(zone.rect.height)),
+                ("capacity", .int(zone.capacity)),
+                ("accepts", zone.accepts.map { .array($0.map(JSONValue.string)) } ?? .null),
+            ]
         case .zoneRemove(let name), .boundaryRemove(let name):
             return [("name", .string(name))]
         case .boundaryAdd(let b):
@@ -51,39 +57,59 @@ extension Payload {
     /// (they follow an op's `kind`).
     public func writeFields(to json: inout JSONWriter) {
         func size(_ s: Size) {
-            json.key("width"); json.number(s.width)
-            json.key("height"); json.number(s.height)
+            json.key("width")
+            json.number(s.width)
+            json.key("height")
+            json.number(s.height)
         }
-        func string(_ key: StaticString, _ value: String) { json.key(key); json.string(value) }
-        func magnet(_ m: MagnetID) { json.key("magnet"); json.id(m.replica, UInt8(ascii: "-"), m.seq) }
+        func string(_ key: StaticString, _ value: String) {
+            json.key(key)
+            json.string(value)
+        }
+        func magnet(_ m: MagnetID) {
+            json.key("magnet")
+            json.id(m.replica, UInt8(ascii: "-"), m.seq)
+        }
         switch self {
         case .createBoard(let name, let s):
-            string("name", name); size(s)
+            string("name", name)
+            size(s)
         case .resize(let s):
             size(s)
         case .trayAdd(let letter, let color, let s, let count):
-            string("letter", letter); string("color", color); size(s)
+            string("letter", letter)
+            string("color", color)
+            size(s)
             json.key("count")
             if let count { json.int(count) } else { json.raw("null") }
-            json.key("unlimited"); json.raw(count == nil ? "true" : "false")
+            json.key("unlimited")
+            json.raw(count == nil ? "true" : "false")
         case .zoneAdd(let zone):
             string("name", zone.name)
-            json.key("x"); json.number(zone.rect.minX)
-            json.key("y"); json.number(zone.rect.minY)
+            json.key("x")
+            json.number(zone.rect.minX)
+            json.key("y")
+            json.number(zone.rect.minY)
             size(zone.rect.size)
-            json.key("capacity"); json.int(zone.capacity)
+            json.key("capacity")
+            json.int(zone.capacity)
             json.key("accepts")
             if let accepts = zone.accepts { json.array(accepts) { $0.string($1) } } else { json.raw("null") }
         case .zoneRemove(let name), .boundaryRemove(let name):
             string("name", name)
         case .boundaryAdd(let b):
             string("name", b.name)
-            json.key("from"); json.point(b.segment.from)
-            json.key("to"); json.point(b.segment.to)
+            json.key("from")
+            json.point(b.segment.from)
+            json.key("to")
+            json.point(b.segment.to)
         case .pull(let letter, let color, let target):
-            string("letter", letter); string("color", color); target.write(to: &json)
+            string("letter", letter)
+            string("color", color)
+            target.write(to: &json)
         case .move(let m, let target):
-            magnet(m); target.write(to: &json)
+            magnet(m)
+            target.write(to: &json)
         case .returnMagnet(let m):
             magnet(m)
         }
@@ -129,21 +155,29 @@ extension Payload {
             case .trayAdd:
                 let unlimited = json["unlimited"] == .bool(true)
                 let count: Int? = unlimited ? nil : try i("count")
-                return .success(.trayAdd(letter: try s("letter"), color: try s("color"), size: try size(), count: count))
+                return .success(
+                    .trayAdd(letter: try s("letter"), color: try s("color"), size: try size(), count: count))
             case .zoneAdd:
                 var accepts: [String]?
                 if let list = json["accepts"], !list.isNull {
-                    guard let items = list.arrayValue?.compactMap(\.stringValue), items.count == list.arrayValue?.count else {
+                    guard let items = list.arrayValue?.compactMap(\.stringValue), items.count == list.arrayValue?.count
+                    else {
                         throw PayloadError("'accepts' must be a list of colors or null")
                     }
                     accepts = items
                 }
-                let zone = Zone(name: try s("name"), rect: Rect(x: try n("x"), y: try n("y"), width: try n("width"), height: try n("height")),
-                                capacity: try i("capacity"), accepts: accepts)
+                let zone = Zone(
+                    name: try s("name"),
+                    rect: Rect(x: try n("x"), y: try n("y"), width: try n("width"), height: try n("height")),
+                    capacity: try i("capacity"), accepts: accepts)
                 return .success(.zoneAdd(zone))
             case .zoneRemove: return .success(.zoneRemove(name: try s("name")))
             case .boundaryAdd:
-                return .success(.boundaryAdd(Boundary(name: try s("name"), segment: Segment(from: try point(json["from"]), to: try point(json["to"])))))
+                return .success(
+                    .boundaryAdd(
+                        Boundary(
+                            name: try s("name"),
+                            segment: Segment(from: try point(json["from"]), to: try point(json["to"])))))
             case .boundaryRemove: return .success(.boundaryRemove(name: try s("name")))
             case .pull: return .success(.pull(letter: try s("letter"), color: try s("color"), target: try target()))
             case .move: return .success(.move(magnet: try magnet(), target: try target()))
@@ -221,8 +255,10 @@ extension Operation {
         case .failure(let e): return .failure(PayloadError("op \(id): \(e.description)"))
         case .success(let payload):
             if let problem = payload.problem { return .failure(PayloadError("op \(id): \(problem)")) }
-            return .success(Operation(id: id, lamport: lamport, context: VectorClock(entries), author: author,
-                                      time: Int64(time), payload: payload))
+            return .success(
+                Operation(
+                    id: id, lamport: lamport, context: VectorClock(entries), author: author,
+                    time: Int64(time), payload: payload))
         }
     }
 }

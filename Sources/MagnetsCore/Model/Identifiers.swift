@@ -12,7 +12,8 @@ public struct OpID: Hashable, Codable, Sendable, CustomStringConvertible {
     /// Parses `REPLICA:SEQ`.
     public init?(_ text: some StringProtocol) {
         guard let colon = text.lastIndex(of: ":"),
-              let seq = Int(text[text.index(after: colon)...]), seq >= 1 else { return nil }
+            let seq = Int(text[text.index(after: colon)...]), seq >= 1
+        else { return nil }
         let replica = String(text[..<colon])
         guard Validation.isReplicaID(replica) else { return nil }
         self.init(replica: replica, seq: seq)
@@ -40,7 +41,8 @@ public struct MagnetID: Hashable, Codable, Sendable, Comparable, CustomStringCon
     /// Parses `REPLICA-SEQ`.
     public init?(_ text: some StringProtocol) {
         guard let dash = text.lastIndex(of: "-"),
-              let seq = Int(text[text.index(after: dash)...]), seq >= 1 else { return nil }
+            let seq = Int(text[text.index(after: dash)...]), seq >= 1
+        else { return nil }
         let replica = String(text[..<dash])
         guard Validation.isReplicaID(replica) else { return nil }
         self.init(replica: replica, seq: seq)

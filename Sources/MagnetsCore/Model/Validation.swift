@@ -114,7 +114,8 @@ extension Validation {
     /// Why `r` cannot be a zone's rect (its corner out of range, a side not positive or too large), or `nil`.
     public static func rectProblem(_ r: Rect) -> String? {
         if !isValid(r.origin) || !(r.width > 0) || !(r.height > 0)
-            || r.width > 2 * coordinateLimit || r.height > 2 * coordinateLimit {
+            || r.width > 2 * coordinateLimit || r.height > 2 * coordinateLimit
+        {
             return "a zone's rect must be finite with positive width and height"
         }
         return nil
@@ -122,12 +123,14 @@ extension Validation {
 
     /// Why `size` cannot be a board's size (each side 1…100000), or `nil`.
     public static func boardSizeProblem(_ size: Size) -> String? {
-        isValid(size.width, in: boardSideRange) && isValid(size.height, in: boardSideRange) ? nil : "board sides must be 1…100000"
+        isValid(size.width, in: boardSideRange) && isValid(size.height, in: boardSideRange)
+            ? nil : "board sides must be 1…100000"
     }
 
     /// Why `size` cannot be a magnet's size (each side 1…1000), or `nil`.
     public static func magnetSizeProblem(_ size: Size) -> String? {
-        isValid(size.width, in: magnetSideRange) && isValid(size.height, in: magnetSideRange) ? nil : "magnet sides must be 1…1000"
+        isValid(size.width, in: magnetSideRange) && isValid(size.height, in: magnetSideRange)
+            ? nil : "magnet sides must be 1…1000"
     }
 
     /// Why `count` cannot be added to a tile (1…1e9), or `nil`.

@@ -50,7 +50,8 @@ public struct VectorClock: Hashable, Codable, Sendable, CustomStringConvertible 
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 let pieces = part.split(separator: "=", omittingEmptySubsequences: false)
                 guard pieces.count == 2, Validation.isReplicaID(String(pieces[0])),
-                      let n = Int(pieces[1]), n >= 0, entries[String(pieces[0])] == nil else { return nil }
+                    let n = Int(pieces[1]), n >= 0, entries[String(pieces[0])] == nil
+                else { return nil }
                 entries[String(pieces[0])] = n
             }
         }
@@ -71,7 +72,8 @@ extension VectorClock {
     ///
     /// - Complexity: O(number of replicas).
     public func compare(_ other: VectorClock) -> Relation {
-        var someLess = false, someGreater = false
+        var someLess = false
+        var someGreater = false
         for (replica, count) in entries {
             let theirs = other[replica]
             if count < theirs { someLess = true } else if count > theirs { someGreater = true }

@@ -51,7 +51,8 @@ public indirect enum Rejection: Hashable, Codable, Sendable, CustomStringConvert
         case .boundaryNameTaken(let n): return "boundary name '\(n)' is taken"
         case .unknownBoundary(let n): return "no boundary '\(n)'"
         case .notAPull(let swipe?):
-            return "the path is a \(swipe.rawValue) swipe: it scrolls the tray and pulls nothing (pull with a downward swipe)"
+            return
+                "the path is a \(swipe.rawValue) swipe: it scrolls the tray and pulls nothing (pull with a downward swipe)"
         case .notAPull(nil):
             return "the path never becomes a swipe (more than 16 points down, under 12 sideways)"
         case .invalid(let why): return why

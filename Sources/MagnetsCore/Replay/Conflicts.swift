@@ -49,10 +49,12 @@ public struct Conflict: Hashable, Codable, Sendable {
     public var settled: String {
         switch settlement {
         case .laterApplied(_, let laterReturned):
-            return laterReturned ? "\(later) comes later and wins: it returned the magnet after \(earlier) moved it"
-                                 : "\(later) comes later and wins: its drag started where \(earlier) left the magnet"
+            return laterReturned
+                ? "\(later) comes later and wins: it returned the magnet after \(earlier) moved it"
+                : "\(later) comes later and wins: its drag started where \(earlier) left the magnet"
         case .laterRejected(let earlierReturned, let reason):
-            return "\(earlier) \(earlierReturned ? "returned it to the tray" : "moved it") first; \(later) was rejected (\(reason))"
+            return
+                "\(earlier) \(earlierReturned ? "returned it to the tray" : "moved it") first; \(later) was rejected (\(reason))"
         case .tookTheLast:
             guard case .tile(let tile) = on else { break }
             return "\(earlier) took the last '\(tile.letter)' \(tile.color); \(later) was rejected (tray empty)"
@@ -115,11 +117,13 @@ extension Conflict {
 
         /// Appends to `found` each conflict in which `ops[current]` — the next op replayed, every
         /// op before it having been added — is the later.
-        public mutating func add(_ current: Int, of ops: [Operation], _ outcome: Outcome, into found: inout [Conflict]) {
+        public mutating func add(_ current: Int, of ops: [Operation], _ outcome: Outcome, into found: inout [Conflict])
+        {
             let rejected = outcome.rejection
             let op = ops[current]
             func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Operation) -> Settlement) {
-                guard let earlierIndex, pairs?(earlierIndex, current) ?? true, ops[earlierIndex].isConcurrent(with: op) else { return }
+                guard let earlierIndex, pairs?(earlierIndex, current) ?? true, ops[earlierIndex].isConcurrent(with: op)
+                else { return }
                 let earlier = ops[earlierIndex]
                 found.append(Conflict(earlier: earlier.id, later: op.id, on: subject, settlement: settlement(earlier)))
             }
@@ -127,8 +131,10 @@ extension Conflict {
             // A zone or boundary added or removed by name: refused for its name (taken, or gone),
             // it conflicts with the op that last did the same to that name; applied, it becomes
             // that op and forgets the opposite. `true` when applied.
-            func named(_ name: String, _ subject: Subject, _ kind: String, adding: Bool,
-                       done: inout [String: Int], undone: inout [String: Int]) -> Bool {
+            func named(
+                _ name: String, _ subject: Subject, _ kind: String, adding: Bool,
+                done: inout [String: Int], undone: inout [String: Int]
+            ) -> Bool {
                 switch rejected {
                 case nil:
                     done[name] = current
@@ -149,15 +155,18 @@ extension Conflict {
             case .move(let m, _), .returnMagnet(let m):
                 let earlier = rejected == nil ? lastOnMagnet.updateValue(current, forKey: m) : lastOnMagnet[m]
                 check(earlier, .magnet(m)) { e in
-                    if let rejected { return .laterRejected(earlierReturned: e.kind == .returnMagnet, reason: rejected) }
-                    return .laterApplied(earlierReturned: e.kind == .returnMagnet, laterReturned: op.kind == .returnMagnet)
+                    if let rejected {
+                        return .laterRejected(earlierReturned: e.kind == .returnMagnet, reason: rejected)
+                    }
+                    return .laterApplied(
+                        earlierReturned: e.kind == .returnMagnet, laterReturned: op.kind == .returnMagnet)
                 }
             case .pull(let letter, let color, _):
                 let key = TileKey(letter: letter, color: color)
                 if case .trayEmpty = rejected {
                     check(emptiedTile[key], .tile(key)) { _ in .tookTheLast }
                 } else if rejected == nil, case .pulled? = outcome.events.first {
-                    emptiedTile[key] = current // only read when a later pull finds the tile empty
+                    emptiedTile[key] = current  // only read when a later pull finds the tile empty
                 }
             case .trayAdd(let letter, let color, _, _):
                 emptiedTile[TileKey(letter: letter, color: color)] = nil
@@ -168,9 +177,11 @@ extension Conflict {
             case .zoneRemove(let name):
                 _ = named(name, .zone(name), "zone", adding: false, done: &removedZone, undone: &namedZone)
             case .boundaryAdd(let b):
-                _ = named(b.name, .boundary(b.name), "boundary", adding: true, done: &namedBoundary, undone: &removedBoundary)
+                _ = named(
+                    b.name, .boundary(b.name), "boundary", adding: true, done: &namedBoundary, undone: &removedBoundary)
             case .boundaryRemove(let name):
-                _ = named(name, .boundary(name), "boundary", adding: false, done: &removedBoundary, undone: &namedBoundary)
+                _ = named(
+                    name, .boundary(name), "boundary", adding: false, done: &removedBoundary, undone: &namedBoundary)
             case .createBoard, .resize:
                 break
             }

@@ -73,15 +73,18 @@ public struct Timeline: Sendable {
 
     /// An empty timeline: no ops, a board that does not exist yet.
     public init(checkpointInterval: Int = Timeline.defaultCheckpointInterval) {
-        self.init(resumingAt: Checkpoint(position: 0, board: Board(), after: nil), version: VectorClock(),
-                  lamports: [:], checkpointInterval: checkpointInterval)
+        self.init(
+            resumingAt: Checkpoint(position: 0, board: Board(), after: nil), version: VectorClock(),
+            lamports: [:], checkpointInterval: checkpointInterval)
     }
 
     /// The tail of a log from a checkpoint on: `version` and `lamports` describe the whole log
     /// (every replica's op count and its latest Lamport number). Insert the ops after the
     /// checkpoint (and any new ones) to replay them.
-    public init(resumingAt checkpoint: Checkpoint, version: VectorClock, lamports: [String: Int],
-                checkpointInterval: Int = Timeline.defaultCheckpointInterval) {
+    public init(
+        resumingAt checkpoint: Checkpoint, version: VectorClock, lamports: [String: Int],
+        checkpointInterval: Int = Timeline.defaultCheckpointInterval
+    ) {
         self.checkpointInterval = max(1, checkpointInterval)
         self.base = checkpoint.position
         self.ops = []
@@ -172,8 +175,11 @@ public struct Timeline: Sendable {
     /// numbers of the log once they join it.
     ///
     /// - Complexity: O(k log k) for k incoming ops.
-    public static func admit(_ incoming: some Sequence<Operation>, version: VectorClock, lamports: [String: Int])
-        throws(InsertError) -> (ops: [Operation], version: VectorClock, lamports: [String: Int]) {
+    public static func admit(
+        _ incoming: some Sequence<Operation>, version: VectorClock, lamports: [String: Int]
+    )
+        throws(InsertError) -> (ops: [Operation], version: VectorClock, lamports: [String: Int])
+    {
         // Ops come in runs of one replica: its entries are looked up once per run, not per op.
         // Ops held already are rare: the incoming array itself is used (no copy) until one is met.
         var fresh = Array(incoming)
@@ -190,7 +196,7 @@ public struct Timeline: Sendable {
         if !Timeline.seqsRise(fresh) {
             fresh.sort { ($0.id.replica, $0.id.seq) < ($1.id.replica, $1.id.seq) }
         }
-        var unique: [Operation]? // made only once a duplicate is dropped; until then, `fresh`
+        var unique: [Operation]?  // made only once a duplicate is dropped; until then, `fresh`
         var nextVersion = version
         var lamports = lamports
         var current: (replica: String, seq: Int, lamport: Int, changed: Bool)?
@@ -200,12 +206,13 @@ public struct Timeline: Sendable {
             lamports[current.replica] = current.lamport
         }
         for k in fresh.indices {
-            let id = fresh[k].id, lamport = fresh[k].lamport
+            let id = fresh[k].id
+            let lamport = fresh[k].lamport
             if id.replica != current?.replica {
                 settle()
                 current = (id.replica, nextVersion[id.replica], lamports[id.replica] ?? 0, false)
             }
-            if id.seq <= current!.seq { // a duplicate within the batch
+            if id.seq <= current!.seq {  // a duplicate within the batch
                 if unique == nil { unique = Array(fresh[..<k]) }
                 continue
             }
@@ -254,7 +261,8 @@ public struct Timeline: Sendable {
 
     /// The index in `ops` at which an op with this key belongs.
     func insertionIndex(of key: OrderKey) -> Int {
-        var low = 0, high = ops.count
+        var low = 0
+        var high = ops.count
         while low < high {
             let mid = (low + high) / 2
             if OrderKey(ops[mid]) < key { low = mid + 1 } else { high = mid }
@@ -266,9 +274,16 @@ public struct Timeline: Sendable {
     public static func merged(_ a: [Operation], _ b: [Operation]) -> [Operation] {
         var result: [Operation] = []
         result.reserveCapacity(a.count + b.count)
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < a.count && j < b.count {
-            if Operation.replaysBefore(b[j], a[i]) { result.append(b[j]); j += 1 } else { result.append(a[i]); i += 1 }
+            if Operation.replaysBefore(b[j], a[i]) {
+                result.append(b[j])
+                j += 1
+            } else {
+                result.append(a[i])
+                i += 1
+            }
         }
         result.append(contentsOf: a[i...])
         result.append(contentsOf: b[j...])

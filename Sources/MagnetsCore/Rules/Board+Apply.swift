@@ -62,7 +62,8 @@ extension Board {
             var released = magnet
             release(&released)
             if let index = tileIndex[TileKey(letter: magnet.letter, color: magnet.color)],
-               let remaining = tray[index].remaining {
+                let remaining = tray[index].remaining
+            {
                 tray[index].remaining = min(remaining + 1, Validation.maxTileCount)
             }
             return Outcome(events: [.returned(magnet: id, letter: magnet.letter, color: magnet.color)])
@@ -78,10 +79,10 @@ extension Board {
             let clamped = clamp(magnet.center, size: magnet.size)
             if clamped != magnet.center { constrained.append((id, clamped)) }
         }
-        constrained.sort { $0.0 < $1.0 } // events in (replica, seq) order
+        constrained.sort { $0.0 < $1.0 }  // events in (replica, seq) order
         var events: [Event] = [.resized(newSize)]
         for (id, clamped) in constrained {
-            magnets[id]!.center = clamped // keeps its parent
+            magnets[id]!.center = clamped  // keeps its parent
             events.append(.constrained(magnet: id, at: clamped))
         }
         return Outcome(events: events)
@@ -101,7 +102,7 @@ extension Board {
         if let count, let remaining = tray[index].remaining {
             tray[index].remaining = min(remaining + count, Validation.maxTileCount)
         } else {
-            tray[index].remaining = nil // unlimited for good
+            tray[index].remaining = nil  // unlimited for good
         }
         return Outcome(events: [.stocked(letter: key.letter, color: key.color, remaining: tray[index].remaining)])
     }
@@ -113,10 +114,10 @@ extension Board {
         let held = zones[index].occupancy
         zones.remove(at: index)
         var events: [Event] = [.zoneRemoved(name)]
-        guard held > 0 else { return Outcome(events: events) } // nothing to free: no scan
+        guard held > 0 else { return Outcome(events: events) }  // nothing to free: no scan
         let members = magnets.values.filter { $0.zone == name }.map(\.id).sorted()
         for id in members {
-            magnets[id]!.zone = nil // freed where it lies
+            magnets[id]!.zone = nil  // freed where it lies
             events.append(.escape(magnet: id, zone: name, at: magnets[id]!.center))
         }
         return Outcome(events: events)
@@ -161,7 +162,8 @@ extension Board {
     /// The zone a capture just filled to capacity, if any.
     func filledZone(by magnet: Magnet, _ events: [Event]) -> [String] {
         guard case .capture(let name, _)? = events.last(where: { if case .capture = $0 { true } else { false } }),
-              let index = zoneIndex(named: name), zones[index].occupancy >= zones[index].capacity else { return [] }
+            let index = zoneIndex(named: name), zones[index].occupancy >= zones[index].capacity
+        else { return [] }
         return [name]
     }
 
@@ -181,7 +183,9 @@ extension Board {
             var point = clamp(p, size: size)
             if point != p { events.append(.constrained(magnet: id, at: point)) }
             withUnsafePointer(to: &point) { pointer in
-                drag(&magnet, through: UnsafeBufferPointer(start: pointer, count: 1), events: &events, passedOver: &passedOver)
+                drag(
+                    &magnet, through: UnsafeBufferPointer(start: pointer, count: 1), events: &events,
+                    passedOver: &passedOver)
             }
         case .path(let points):
             var path: [Point] = []

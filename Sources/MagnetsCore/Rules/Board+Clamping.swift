@@ -9,17 +9,21 @@ extension Board {
     /// ```
     @inline(__always)
     public func clamp(_ point: Point, size magnetSize: Size) -> Point {
-        Point(x: Board.clamp(point.x, side: magnetSize.width, board: size.width),
-              y: Board.clamp(point.y, side: magnetSize.height, board: size.height))
+        Point(
+            x: Board.clamp(point.x, side: magnetSize.width, board: size.width),
+            y: Board.clamp(point.y, side: magnetSize.height, board: size.height))
     }
 
     @inline(__always)
     static func clamp(_ value: Double, side w: Double, board W: Double) -> Double {
-        let low: Double, high: Double
+        let low: Double
+        let high: Double
         if w <= W {
-            low = w / 2; high = W - w / 2
+            low = w / 2
+            high = W - w / 2
         } else {
-            low = W - w / 2; high = w / 2
+            low = W - w / 2
+            high = w / 2
         }
         return Swift.min(Swift.max(value, low), high)
     }

@@ -8,23 +8,27 @@ extension Board {
     /// the rest of the path is ignored), a boundary contact, the end of the path.
     ///
     /// - Complexity: O(legs × (zones + boundaries)); independent of the legs' lengths.
-    mutating func drag(_ magnet: inout Magnet, through points: UnsafeBufferPointer<Point>,
-                       events: inout [Event], passedOver: inout [String]) {
+    mutating func drag(
+        _ magnet: inout Magnet, through points: UnsafeBufferPointer<Point>,
+        events: inout [Event], passedOver: inout [String]
+    ) {
         let start = magnet.center
         let size = magnet.size
         var current = start
         let tol = Geometry.tolerance
-        let halfWidth = size.width / 2, halfHeight = size.height / 2
+        let halfWidth = size.width / 2
+        let halfHeight = size.height / 2
         // The zones near the last leg, for the drop where the drag ends.
         var near: NearZones?
         for target in points {
             let sweep = Sweep(from: current, to: target, size: size)
             // The leg's bounds, widened by the tolerance: the cheap test every zone and boundary
             // meets first.
-            var box = LegBox(minX: Swift.min(current.x, target.x) - halfWidth - tol,
-                             maxX: Swift.max(current.x, target.x) + halfWidth + tol,
-                             minY: Swift.min(current.y, target.y) - halfHeight - tol,
-                             maxY: Swift.max(current.y, target.y) + halfHeight + tol)
+            var box = LegBox(
+                minX: Swift.min(current.x, target.x) - halfWidth - tol,
+                maxX: Swift.max(current.x, target.x) + halfWidth + tol,
+                minY: Swift.min(current.y, target.y) - halfHeight - tol,
+                maxY: Swift.max(current.y, target.y) + halfHeight + tol)
             // The first boundary touched on this leg that holds the magnet (R2). Boundaries come
             // first: nothing met after a contact matters (a later contact loses to it; a zone
             // entered later is neither captured nor passed over), so once one is found the box
@@ -35,10 +39,13 @@ extension Board {
                     let segment = boundaries[index].segment
                     // On the first leg a boundary piercing the rect finds no contact by itself (the
                     // rect starts inside it); later legs ask whether it pierced at the drag's start.
-                    guard box.minX <= Swift.max(segment.from.x, segment.to.x), Swift.min(segment.from.x, segment.to.x) <= box.maxX,
-                          box.minY <= Swift.max(segment.from.y, segment.to.y), Swift.min(segment.from.y, segment.to.y) <= box.maxY,
-                          sweep.mayMeet(segment), let t = sweep.contact(with: segment),
-                          current == start || !Sweep.segment(segment, piercesRectAt: start, size: size) else { continue }
+                    guard box.minX <= Swift.max(segment.from.x, segment.to.x),
+                        Swift.min(segment.from.x, segment.to.x) <= box.maxX,
+                        box.minY <= Swift.max(segment.from.y, segment.to.y),
+                        Swift.min(segment.from.y, segment.to.y) <= box.maxY,
+                        sweep.mayMeet(segment), let t = sweep.contact(with: segment),
+                        current == start || !Sweep.segment(segment, piercesRectAt: start, size: size)
+                    else { continue }
                     // Equal ones go to the earlier-created boundary, seen first.
                     if let found = contact, !(t < found.t) { continue }
                     contact = (t, index)
@@ -63,7 +70,8 @@ extension Board {
                         guard box.meets(rect) else { continue }
                         if index < 64 { nearMask |= 1 << UInt64(index) }
                         guard sweep.mayMeet(rect), let entry = sweep.entry(into: rect),
-                              zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { continue }
+                            zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color)
+                        else { continue }
                         if zones[index].occupancy >= zones[index].capacity {
                             if index < 64 {
                                 fullMask |= 1 << UInt64(index)
@@ -116,21 +124,26 @@ extension Board {
     ///
     /// `near`, from the leg the drag ended on, spares the test of every zone: when the magnet lies
     /// within its box, a zone that missed the box cannot overlap the magnet.
-    mutating func drop(_ magnet: inout Magnet, events: inout [Event], passedOver: inout [String],
-                       near: NearZones? = nil) {
+    mutating func drop(
+        _ magnet: inout Magnet, events: inout [Event], passedOver: inout [String],
+        near: NearZones? = nil
+    ) {
         let rect = magnet.rect
         var best: (area: Double, index: Int)?
         // The first 64 zones to look at, as bits (in index order, as a plain scan); all beyond.
         var candidates: UInt64 = zones.count >= 64 ? ~0 : (1 << UInt64(zones.count)) - 1
         if let near, near.box.minX <= rect.minX, rect.maxX <= near.box.maxX,
-           near.box.minY <= rect.minY, rect.maxY <= near.box.maxY {
+            near.box.minY <= rect.minY, rect.maxY <= near.box.maxY
+        {
             candidates = near.mask
         }
         // Fields are read in place (no copy of a zone per test).
         zones.withUnsafeBufferPointer { zones in
             func consider(_ index: Int) {
                 let zoneRect = zones[index].rect
-                guard rect.overlaps(zoneRect), zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color) else { return }
+                guard rect.overlaps(zoneRect), zones[index].name != magnet.zone,
+                    zones[index].accepts(color: magnet.color)
+                else { return }
                 if zones[index].occupancy >= zones[index].capacity {
                     if !passedOver.contains(zones[index].name) { passedOver.append(zones[index].name) }
                     return

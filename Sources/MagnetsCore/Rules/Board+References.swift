@@ -42,7 +42,8 @@ extension Board {
     static func shortenedID(_ reference: String) -> (replicaPrefix: String, seq: Int)? {
         guard let dash = reference.lastIndex(of: "-"), dash != reference.startIndex else { return nil }
         let digits = reference[reference.index(after: dash)...]
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }), let seq = Int(digits), seq >= 1 else { return nil }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }), let seq = Int(digits), seq >= 1
+        else { return nil }
         return (String(reference[..<dash]), seq)
     }
 }

@@ -45,16 +45,20 @@ extension Word {
     /// Word.follows(a, b) // a at (100, 100), b at (160, 125): true
     /// ```
     public static func follows(_ a: Magnet, _ b: Magnet) -> Bool {
-        follows(ax: a.center.x, ay: a.center.y, aw: a.size.width, ah: a.size.height,
-                bx: b.center.x, by: b.center.y, bw: b.size.width, bh: b.size.height)
+        follows(
+            ax: a.center.x, ay: a.center.y, aw: a.size.width, ah: a.size.height,
+            bx: b.center.x, by: b.center.y, bw: b.size.width, bh: b.size.height)
     }
 
     @inline(__always)
-    static func follows(ax: Double, ay: Double, aw: Double, ah: Double,
-                        bx: Double, by: Double, bw: Double, bh: Double) -> Bool {
+    static func follows(
+        ax: Double, ay: Double, aw: Double, ah: Double,
+        bx: Double, by: Double, bw: Double, bh: Double
+    ) -> Bool {
         let dx = bx - ax
         guard dx > Geometry.tolerance else { return false }
-        let narrower = aw < bw ? aw : bw, shorter = ah < bh ? ah : bh
+        let narrower = aw < bw ? aw : bw
+        let shorter = ah < bh ? ah : bh
         return dx <= (aw + bw) / 2 + narrower / 2 + Geometry.tolerance
             && abs(by - ay) <= shorter / 2 + Geometry.tolerance
     }
@@ -63,16 +67,21 @@ extension Word {
     /// follows both): the smaller horizontal distance, then the smaller `|dy|`, then the first by
     /// (replica, seq). Distances compare exactly, so the order is total and the same everywhere.
     public static func isCloser(_ b: Magnet, than c: Magnet, to a: Magnet) -> Bool {
-        isCloser(bx: b.center.x, by: b.center.y, b: b.id, than: c.center.x, c.center.y, c.id,
-                 to: a.center.x, a.center.y)
+        isCloser(
+            bx: b.center.x, by: b.center.y, b: b.id, than: c.center.x, c.center.y, c.id,
+            to: a.center.x, a.center.y)
     }
 
     @inline(__always)
-    static func isCloser(bx: Double, by: Double, b: MagnetID, than cx: Double, _ cy: Double, _ c: MagnetID,
-                         to ax: Double, _ ay: Double) -> Bool {
-        let db = abs(bx - ax), dc = abs(cx - ax)
+    static func isCloser(
+        bx: Double, by: Double, b: MagnetID, than cx: Double, _ cy: Double, _ c: MagnetID,
+        to ax: Double, _ ay: Double
+    ) -> Bool {
+        let db = abs(bx - ax)
+        let dc = abs(cx - ax)
         if db != dc { return db < dc }
-        let eb = abs(by - ay), ec = abs(cy - ay)
+        let eb = abs(by - ay)
+        let ec = abs(cy - ay)
         if eb != ec { return eb < ec }
         return b < c
     }
@@ -128,8 +137,10 @@ extension Word {
     public static func find(in magnets: [Magnet]) -> [Word] {
         let n = magnets.count
         guard n >= 2 else { return [] }
-        let xs = magnets.map(\.center.x), ys = magnets.map(\.center.y)
-        let ws = magnets.map(\.size.width), hs = magnets.map(\.size.height)
+        let xs = magnets.map(\.center.x)
+        let ys = magnets.map(\.center.y)
+        let ws = magnets.map(\.size.width)
+        let hs = magnets.map(\.size.height)
         // Bands as tall as the median magnet: a magnet spans two or three of them.
         var sortedHeights = hs
         sortedHeights.sort()
@@ -145,36 +156,52 @@ extension Word {
             return a < b
         }
         // Each band's stretch of `order` and its widest magnet, by band.
-        var bandKeys: [Int] = [], bandStarts: [Int] = [], bandWidest: [Double] = []
+        var bandKeys: [Int] = []
+        var bandStarts: [Int] = []
+        var bandWidest: [Double] = []
         var start = 0
         while start < n {
             let b = bands[order[start]]
-            var end = start, widest = 0.0
-            while end < n, bands[order[end]] == b { widest = Swift.max(widest, ws[order[end]]); end += 1 }
-            bandKeys.append(b); bandStarts.append(start); bandWidest.append(widest)
+            var end = start
+            var widest = 0.0
+            while end < n, bands[order[end]] == b {
+                widest = Swift.max(widest, ws[order[end]])
+                end += 1
+            }
+            bandKeys.append(b)
+            bandStarts.append(start)
+            bandWidest.append(widest)
             start = end
         }
         bandStarts.append(n)
         let sortedX = order.map { xs[$0] }
 
         let ids = magnets.map(\.id)
-        var next = [Int?](repeating: nil, count: n), previous = next
+        var next = [Int?](repeating: nil, count: n)
+        var previous = next
         let tolerance = Geometry.tolerance
         for a in 0..<n {
-            let ax = xs[a], ay = ys[a], aw = ws[a], ah = hs[a]
-            let low = band(ay - ah / 2 - tolerance), high = band(ay + ah / 2 + tolerance)
+            let ax = xs[a]
+            let ay = ys[a]
+            let aw = ws[a]
+            let ah = hs[a]
+            let low = band(ay - ah / 2 - tolerance)
+            let high = band(ay + ah / 2 + tolerance)
             // The first band at or above `low`, then each band up to `high`.
-            var first = 0, last = bandKeys.count
+            var first = 0
+            var last = bandKeys.count
             while first < last {
                 let mid = (first + last) / 2
                 if bandKeys[mid] < low { first = mid + 1 } else { last = mid }
             }
             var bandIndex = first
             while bandIndex < bandKeys.count, bandKeys[bandIndex] <= high {
-                let widest = bandWidest[bandIndex], end = bandStarts[bandIndex + 1]
+                let widest = bandWidest[bandIndex]
+                let end = bandStarts[bandIndex + 1]
                 let reach = aw / 2 + widest / 2 + Swift.min(aw, widest) / 2 + tolerance
                 // The first magnet of the band strictly to the right of a (within the tolerance).
-                var lo = bandStarts[bandIndex], hi = end
+                var lo = bandStarts[bandIndex]
+                var hi = end
                 bandIndex += 1
                 while lo < hi {
                     let mid = (lo + hi) / 2
@@ -184,16 +211,26 @@ extension Word {
                 while k < end, sortedX[k] - ax <= reach {
                     let c = order[k]
                     k += 1
-                    guard follows(ax: ax, ay: ay, aw: aw, ah: ah, bx: xs[c], by: ys[c], bw: ws[c], bh: hs[c]) else { continue }
+                    guard follows(ax: ax, ay: ay, aw: aw, ah: ah, bx: xs[c], by: ys[c], bw: ws[c], bh: hs[c]) else {
+                        continue
+                    }
                     if let current = next[a] {
-                        if isCloser(bx: xs[c], by: ys[c], b: ids[c], than: xs[current], ys[current], ids[current],
-                                    to: ax, ay) { next[a] = c }
+                        if isCloser(
+                            bx: xs[c], by: ys[c], b: ids[c], than: xs[current], ys[current], ids[current],
+                            to: ax, ay)
+                        {
+                            next[a] = c
+                        }
                     } else {
                         next[a] = c
                     }
                     if let current = previous[c] {
-                        if isCloser(bx: ax, by: ay, b: ids[a], than: xs[current], ys[current], ids[current],
-                                    to: xs[c], ys[c]) { previous[c] = a }
+                        if isCloser(
+                            bx: ax, by: ay, b: ids[a], than: xs[current], ys[current], ids[current],
+                            to: xs[c], ys[c])
+                        {
+                            previous[c] = a
+                        }
                     } else {
                         previous[c] = a
                     }

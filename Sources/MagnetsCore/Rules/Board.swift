@@ -55,8 +55,10 @@ public struct Board: Hashable, Codable, Sendable {
 extension Board {
     /// A board rebuilt from its parts (as a file stores them). Zone occupancy is recounted from
     /// the magnets' zones.
-    public init(name: String, size: Size, magnets: [Magnet], zones: [Zone], boundaries: [Boundary],
-                tray: [Tile], topZ: Int, exists: Bool = true) {
+    public init(
+        name: String, size: Size, magnets: [Magnet], zones: [Zone], boundaries: [Boundary],
+        tray: [Tile], topZ: Int, exists: Bool = true
+    ) {
         self.exists = exists
         self.name = name
         self.size = size

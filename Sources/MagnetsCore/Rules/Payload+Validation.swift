@@ -17,7 +17,9 @@ extension Payload {
         case .zoneAdd(let zone):
             return Validation.rectProblem(zone.rect) ?? Validation.capacityProblem(zone.capacity)
         case .boundaryAdd(let b):
-            if let problem = Validation.pointProblem(b.segment.from) ?? Validation.pointProblem(b.segment.to) { return problem }
+            if let problem = Validation.pointProblem(b.segment.from) ?? Validation.pointProblem(b.segment.to) {
+                return problem
+            }
             return b.segment.hasLength ? nil : "a boundary's two ends must differ"
         case .pull(_, _, let target), .move(_, let target):
             return targetProblem(target)
@@ -36,14 +38,17 @@ extension Payload {
         }
         switch self {
         case .createBoard(let name, _):
-            return Validation.isBoardName(name) ? nil : "a board name is at most 64 characters, none of them control characters"
+            return Validation.isBoardName(name)
+                ? nil : "a board name is at most 64 characters, none of them control characters"
         case .trayAdd(let letter, let color, _, _), .pull(let letter, let color, _):
             return letterOrColor(letter, color)
         case .zoneAdd(let zone):
             if !Validation.isName(zone.name) { return "zone name '\(zone.name)' is not a valid name" }
             if let accepts = zone.accepts {
                 if accepts.isEmpty || accepts.count > 64 { return "a zone accepts 1…64 colors" }
-                if let bad = accepts.first(where: { !Validation.isColor($0) }) { return "color '\(bad)' must match [a-z][a-z0-9-]{0,31}" }
+                if let bad = accepts.first(where: { !Validation.isColor($0) }) {
+                    return "color '\(bad)' must match [a-z][a-z0-9-]{0,31}"
+                }
             }
             return nil
         case .zoneRemove(let name):

@@ -9,7 +9,8 @@ public enum Swipe: String, Hashable, Codable, Sendable {
 
     /// The class of a point reached by a path that started at `start`, if any.
     public static func classify(_ point: Point, from start: Point) -> Swipe? {
-        let dx = point.x - start.x, dy = point.y - start.y
+        let dx = point.x - start.x
+        let dy = point.y - start.y
         if dy > along, abs(dx) < across { return .down }
         if -dy > along, abs(dx) < across { return .up }
         if dx > along, abs(dy) < across { return .right }

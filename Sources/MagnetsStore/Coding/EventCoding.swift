@@ -26,22 +26,22 @@ enum EventCoding {
 
     /// Every event's tag and fields. Tags are stored in files: never renumber one.
     static let grammar: [UInt8: [Field]] = [
-        1: [.string, .number, .number],          // created: name, width, height
-        2: [.number, .number],                   // resized: width, height
-        3: [.magnet, .point],                    // constrained
-        4: [.string, .string, .count],           // stocked: letter, color, remaining
-        5: [.label],                             // zone-added
-        6: [.label],                             // zone-removed
-        7: [.label],                             // boundary-added
-        8: [.label],                             // boundary-removed
+        1: [.string, .number, .number],  // created: name, width, height
+        2: [.number, .number],  // resized: width, height
+        3: [.magnet, .point],  // constrained
+        4: [.string, .string, .count],  // stocked: letter, color, remaining
+        5: [.label],  // zone-added
+        6: [.label],  // zone-removed
+        7: [.label],  // boundary-added
+        8: [.label],  // boundary-removed
         9: [.magnet, .string, .string, .point],  // pulled: magnet, letter, color, at
-        10: [.magnet, .point],                   // moved
-        11: [.label, .point],                    // contact
-        12: [.label, .point],                    // capture
-        13: [.label, .point],                    // recapture
-        14: [.magnet, .label, .point],           // escape
-        15: [.magnet, .string, .string],         // returned: magnet, letter, color
-        16: [.string],                           // rejected: reason
+        10: [.magnet, .point],  // moved
+        11: [.label, .point],  // contact
+        12: [.label, .point],  // capture
+        13: [.label, .point],  // recapture
+        14: [.magnet, .label, .point],  // escape
+        15: [.magnet, .string, .string],  // returned: magnet, letter, color
+        16: [.string],  // rejected: reason
     ]
 
     /// The contraction: the op's own magnet moved to where the event before ended.
@@ -85,7 +85,9 @@ enum EventCoding {
         case (7, 1): if case .label(let b) = v[0] { return .boundaryAdded(b) }
         case (8, 1): if case .label(let b) = v[0] { return .boundaryRemoved(b) }
         case (9, 4):
-            if case .magnet(let m) = v[0], case .string(let l) = v[1], case .string(let c) = v[2], case .point(let p) = v[3] {
+            if case .magnet(let m) = v[0], case .string(let l) = v[1], case .string(let c) = v[2],
+                case .point(let p) = v[3]
+            {
                 return .pulled(magnet: m, letter: l, color: c, at: p)
             }
         case (10, 2): if case .magnet(let m) = v[0], case .point(let p) = v[1] { return .moved(magnet: m, to: p) }
@@ -177,7 +179,9 @@ enum EventCoding {
     // MARK: - Reading
 
     /// The events of `op` from their encoded bytes; `names` resolves label numbers.
-    static func decode(_ bytes: ArraySlice<UInt8>, for op: Operation, names: [Int64: String]) throws(ByteReader.Damaged) -> [Event] {
+    static func decode(
+        _ bytes: ArraySlice<UInt8>, for op: Operation, names: [Int64: String]
+    ) throws(ByteReader.Damaged) -> [Event] {
         let context = Context(op)
         var reader = ByteReader(bytes)
         var last: Point?

@@ -20,7 +20,7 @@ enum Admission {
         for op in incoming where op.id.seq <= index.version[op.id.replica] {
             guard try OpLog.op(op.id, db, index: index) == op else { throw StoreError.replicaClash(op.id.replica) }
         }
-        var goodAuthor: String? // runs of ops share an author: check each run's once
+        var goodAuthor: String?  // runs of ops share an author: check each run's once
         for op in incoming where op.id.seq > index.version[op.id.replica] {
             if let problem = op.payload.problem { throw StoreError.invalidOp("op \(op.id): \(problem)") }
             if op.author != goodAuthor {
@@ -39,7 +39,8 @@ enum Admission {
     }
 
     /// Causal completeness and the Lamport rule for new ops (admitted: no gaps, in replay order).
-    private static func checkClocks(_ fresh: [Operation], version: VectorClock, _ db: Database, index: LogIndex) throws {
+    private static func checkClocks(_ fresh: [Operation], version: VectorClock, _ db: Database, index: LogIndex) throws
+    {
         // The Lamport number of each new op, by replica and seq.
         var newLamports: [String: [Int]] = [:]
         for op in fresh { newLamports[op.id.replica, default: []].append(op.lamport) }
@@ -62,7 +63,8 @@ enum Admission {
                 largest = 0
                 for (replica, seq) in op.context.entries {
                     guard seq <= version[replica], let l = lamport(of: OpID(replica: replica, seq: seq)) else {
-                        throw StoreError.invalidOp("op \(op.id) depends on \(replica):\(seq), which neither it nor this file brings")
+                        throw StoreError.invalidOp(
+                            "op \(op.id) depends on \(replica):\(seq), which neither it nor this file brings")
                     }
                     largest = max(largest, l)
                 }
@@ -71,8 +73,9 @@ enum Admission {
             if let current = run, current.replica != op.id.replica { latest[current.replica] = current.lamport }
             let previous = run?.replica == op.id.replica ? run!.lamport : latest[op.id.replica] ?? 0
             guard op.lamport == max(largest, previous) + 1 else {
-                throw StoreError.invalidOp("op \(op.id) has Lamport number \(op.lamport), but the ops its clock covers "
-                                           + "make it \(max(largest, previous) + 1) (SPEC §4)")
+                throw StoreError.invalidOp(
+                    "op \(op.id) has Lamport number \(op.lamport), but the ops its clock covers "
+                        + "make it \(max(largest, previous) + 1) (SPEC §4)")
             }
             run = (op.id.replica, op.lamport)
         }

@@ -17,8 +17,9 @@ enum BoardState {
         let zones = try ZoneRecord.order(ZoneRecord.Columns.position).fetchAll(db).map { try $0.zone() }
         let boundaries = try BoundaryRecord.order(BoundaryRecord.Columns.position).fetchAll(db).map(\.boundary)
         let tray = try TileRecord.order(TileRecord.Columns.position).fetchAll(db).map(\.tile)
-        let board = Board(name: row.name, size: Size(width: row.width, height: row.height), magnets: magnets,
-                          zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, exists: row.present)
+        let board = Board(
+            name: row.name, size: Size(width: row.width, height: row.height), magnets: magnets,
+            zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, exists: row.present)
         if let problem = stateProblem(board) { throw StoreError.mismatch(problem) }
         guard row.ops >= 0 else { throw StoreError.mismatch("the op count is negative") }
         return (board, row.ops)
@@ -31,11 +32,14 @@ enum BoardState {
             return "the board's name or size is out of range"
         }
         guard (0...(1 << 52)).contains(board.topZ) else { return "the stack height is out of range" }
-        var goodKinds: Set<TileKey> = [] // magnets of one tile share letter and color: check those once
+        var goodKinds: Set<TileKey> = []  // magnets of one tile share letter and color: check those once
         for m in board.magnets.values {
             let kind = TileKey(letter: m.letter, color: m.color)
             if !goodKinds.contains(kind) {
-                guard Payload.trayAdd(letter: m.letter, color: m.color, size: Size(width: 1, height: 1), count: 1).problem == nil else {
+                guard
+                    Payload.trayAdd(letter: m.letter, color: m.color, size: Size(width: 1, height: 1), count: 1).problem
+                        == nil
+                else {
                     return "magnet \(m.id) has values out of range"
                 }
                 goodKinds.insert(kind)
@@ -46,11 +50,14 @@ enum BoardState {
             }
         }
         for zone in board.zones where Payload.zoneAdd(zone).problem != nil { return "zone '\(zone.name)' is invalid" }
-        for b in board.boundaries where Payload.boundaryAdd(b).problem != nil { return "boundary '\(b.name)' is invalid" }
+        for b in board.boundaries where Payload.boundaryAdd(b).problem != nil {
+            return "boundary '\(b.name)' is invalid"
+        }
         for t in board.tray {
             let count = t.remaining.map { $0 == 0 ? 1 : $0 }
             if Payload.trayAdd(letter: t.letter, color: t.color, size: t.size, count: count).problem != nil
-                || (t.remaining.map { $0 < 0 } ?? false) {
+                || (t.remaining.map { $0 < 0 } ?? false)
+            {
                 return "tile '\(t.letter)' \(t.color) is invalid"
             }
         }
@@ -63,15 +70,19 @@ enum BoardState {
     static func saveState(_ new: Board, replacing old: Board?, ops: Int, _ db: Database, index: inout LogIndex) throws {
         try BoardRecord(board: new, ops: ops).insert(db, onConflict: .replace)
         if old == nil {
-            for table in [MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self] as [any TableRecord.Type] {
+            for table in [MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self]
+                as [any TableRecord.Type]
+            {
                 try table.deleteAll(db)
             }
         }
         for (id, magnet) in new.magnets where old?.magnets[id] != magnet {
-            try MagnetRecord(magnet, id: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq)).insert(db, onConflict: .replace)
+            try MagnetRecord(magnet, id: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq))
+                .insert(db, onConflict: .replace)
         }
         for id in old?.magnets.keys ?? [:].keys where new.magnets[id] == nil {
-            _ = try MagnetRecord.deleteOne(db, key: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq))
+            _ = try MagnetRecord.deleteOne(
+                db, key: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq))
         }
         // Zones, boundaries and tiles are few: rewrite a list when it changed (a zone's magnets
         // are the magnets' business).
@@ -99,30 +110,40 @@ enum BoardSnapshot {
         JSONValue.object([
             ("exists", .bool(board.exists)), ("name", .string(board.name)),
             ("width", .number(board.size.width)), ("height", .number(board.size.height)), ("top_z", .int(board.topZ)),
-            ("magnets", .array(board.sortedMagnets.map { m in
-                .array([.string(m.id.description), .string(m.letter), .string(m.color), .number(m.size.width),
-                        .number(m.size.height), .number(m.center.x), .number(m.center.y),
-                        m.zone.map(JSONValue.string) ?? .null, .int(m.z)])
-            })),
+            (
+                "magnets",
+                .array(
+                    board.sortedMagnets.map { m in
+                        .array([
+                            .string(m.id.description), .string(m.letter), .string(m.color), .number(m.size.width),
+                            .number(m.size.height), .number(m.center.x), .number(m.center.y),
+                            m.zone.map(JSONValue.string) ?? .null, .int(m.z),
+                        ])
+                    })
+            ),
             ("zones", board.zonesJSON), ("boundaries", board.boundariesJSON), ("tray", board.trayJSON),
         ]).serialized()
     }
 
     static func decode(_ text: String) -> Board? {
         guard let json = try? JSONParser.parse(text, maxDepth: 8),
-              let exists = json["exists"], let name = json["name"]?.stringValue,
-              let width = json["width"]?.doubleValue, let height = json["height"]?.doubleValue,
-              let topZ = json["top_z"]?.intValue,
-              let magnetItems = json["magnets"]?.arrayValue, let zoneItems = json["zones"]?.arrayValue,
-              let boundaryItems = json["boundaries"]?.arrayValue, let tileItems = json["tray"]?.arrayValue else { return nil }
+            let exists = json["exists"], let name = json["name"]?.stringValue,
+            let width = json["width"]?.doubleValue, let height = json["height"]?.doubleValue,
+            let topZ = json["top_z"]?.intValue,
+            let magnetItems = json["magnets"]?.arrayValue, let zoneItems = json["zones"]?.arrayValue,
+            let boundaryItems = json["boundaries"]?.arrayValue, let tileItems = json["tray"]?.arrayValue
+        else { return nil }
         var magnets: [Magnet] = []
         for item in magnetItems {
             guard let f = item.arrayValue, f.count == 9, let idText = f[0].stringValue, let id = MagnetID(idText),
-                  let letter = f[1].stringValue, let color = f[2].stringValue,
-                  let w = f[3].doubleValue, let h = f[4].doubleValue, let x = f[5].doubleValue, let y = f[6].doubleValue,
-                  let z = f[8].intValue else { return nil }
-            magnets.append(Magnet(id: id, letter: letter, color: color, size: Size(width: w, height: h),
-                                  center: Point(x: x, y: y), zone: f[7].stringValue, z: z))
+                let letter = f[1].stringValue, let color = f[2].stringValue,
+                let w = f[3].doubleValue, let h = f[4].doubleValue, let x = f[5].doubleValue, let y = f[6].doubleValue,
+                let z = f[8].intValue
+            else { return nil }
+            magnets.append(
+                Magnet(
+                    id: id, letter: letter, color: color, size: Size(width: w, height: h),
+                    center: Point(x: x, y: y), zone: f[7].stringValue, z: z))
         }
         var zones: [Zone] = []
         for item in zoneItems {
@@ -137,11 +158,13 @@ enum BoardSnapshot {
         var tray: [Tile] = []
         for item in tileItems {
             guard let letter = item["letter"]?.stringValue, let color = item["color"]?.stringValue,
-                  let w = item["width"]?.doubleValue, let h = item["height"]?.doubleValue, let r = item["remaining"] else { return nil }
+                let w = item["width"]?.doubleValue, let h = item["height"]?.doubleValue, let r = item["remaining"]
+            else { return nil }
             tray.append(Tile(letter: letter, color: color, size: Size(width: w, height: h), remaining: r.intValue))
         }
-        let board = Board(name: name, size: Size(width: width, height: height), magnets: magnets, zones: zones,
-                          boundaries: boundaries, tray: tray, topZ: topZ, exists: exists == .bool(true))
+        let board = Board(
+            name: name, size: Size(width: width, height: height), magnets: magnets, zones: zones,
+            boundaries: boundaries, tray: tray, topZ: topZ, exists: exists == .bool(true))
         return BoardState.stateProblem(board) == nil ? board : nil
     }
 }

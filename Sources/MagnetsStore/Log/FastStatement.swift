@@ -22,10 +22,14 @@ struct FastStatement {
         if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
     }
     func bind(_ index: Int32, _ value: String?) {
-        guard var text = value else { sqlite3_bind_null(handle, index); return }
+        guard var text = value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
         text.withUTF8 { buffer in
-            _ = sqlite3_bind_text(handle, index, buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                                  Int32(buffer.count), FastStatement.transient)
+            _ = sqlite3_bind_text(
+                handle, index, buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                Int32(buffer.count), FastStatement.transient)
         }
     }
 
@@ -40,7 +44,9 @@ struct FastStatement {
             let code = sqlite3_step(handle)
             if code == SQLITE_DONE { return }
             guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
             if try !body(StatementRow(handle: handle)) { return }
         }
@@ -52,7 +58,8 @@ struct FastStatement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         guard code == SQLITE_DONE else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
     }
 }

@@ -19,7 +19,6 @@ enum Integration {
         static let empty = Start(board: Board(), position: 0, after: nil, clock: VectorClock())
     }
 
-
     /// Adds `fresh` — admitted ops (see `Admission`), in replay order — to the log with everything
     /// they derive, and returns the board after them. The replay starts at the file's end when
     /// every new op sorts after its last (no op is replayed again), else at the latest checkpoint
@@ -29,8 +28,10 @@ enum Integration {
     /// - Complexity: O(ops after the start) applies, reading the held ones as they are replayed
     ///   (memory: the new ops, not the window).
     @discardableResult
-    static func write(_ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
-                      interval: Int, _ db: Database, index: inout LogIndex) throws -> Board {
+    static func write(
+        _ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
+        interval: Int, _ db: Database, index: inout LogIndex
+    ) throws -> Board {
         let (currentBoard, currentCount) = try current ?? BoardState.loadState(db, index: index)
         let start: Start
         let replaysHeld: Bool
@@ -41,7 +42,9 @@ enum Integration {
             if let last, !(last < OrderKey(first)) {
                 (start, replaysHeld) = (try checkpoint(before: OrderKey(first), db), true)
             } else {
-                (start, replaysHeld) = (Start(board: currentBoard, position: currentCount, after: last, clock: index.version), false)
+                (start, replaysHeld) = (
+                    Start(board: currentBoard, position: currentCount, after: last, clock: index.version), false
+                )
             }
         } else {
             return currentBoard
@@ -53,7 +56,7 @@ enum Integration {
             let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
             try writer.add(op, stored: stored, db, index: &index) { BoardSnapshot.encode(board) }
         }
-        var next = 0 // the next new op to apply
+        var next = 0  // the next new op to apply
         if replaysHeld {
             try OpLog.forEach(after: start.after, withOutcomes: false, db, index: index) { held, _ in
                 while next < fresh.count && Operation.replaysBefore(fresh[next], held) {
@@ -91,8 +94,10 @@ enum Integration {
     /// `observe` sees each op's position in `window` and its outcome, as they are made.
     ///
     /// - Complexity: O(window) applies; memory O(window) for the encoded outcomes.
-    static func replay(_ window: [Operation], from start: Start, interval: Int, labels: Labels,
-                       observe: ((Int, Outcome) -> Void)? = nil) -> Replay {
+    static func replay(
+        _ window: [Operation], from start: Start, interval: Int, labels: Labels,
+        observe: ((Int, Outcome) -> Void)? = nil
+    ) -> Replay {
         var board = start.board
         var labels = labels
         let startLabels = labels.names
@@ -107,8 +112,9 @@ enum Integration {
             position += 1
             if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }
         }
-        return Replay(start: start, ops: window, stored: stored, startLabels: startLabels, labels: labels,
-                      checkpoints: checkpoints, board: board)
+        return Replay(
+            start: start, ops: window, stored: stored, startLabels: startLabels, labels: labels,
+            checkpoints: checkpoints, board: board)
     }
 
     /// Writes a replay's derived state into a file whose log holds its ops (the new ones inserted),
@@ -136,9 +142,13 @@ enum Integration {
 
     /// The latest readable checkpoint whose last op sorts before `key` (the empty board if none).
     static func checkpoint(before key: OrderKey, _ db: Database) throws -> Start {
-        let rows = try CheckpointRecord
-            .filter(CheckpointRecord.Columns.lamport < key.lamport
-                    || (CheckpointRecord.Columns.lamport == key.lamport && CheckpointRecord.Columns.replica < key.replica))
+        let rows =
+            try CheckpointRecord
+            .filter(
+                CheckpointRecord.Columns.lamport < key.lamport
+                    || (CheckpointRecord.Columns.lamport == key.lamport
+                        && CheckpointRecord.Columns.replica < key.replica)
+            )
             .order(CheckpointRecord.Columns.position.desc).limit(4).fetchAll(db)
         for row in rows { if let start = start(from: row) { return start } }
         return .empty
@@ -156,8 +166,11 @@ enum Integration {
     /// replay from an earlier one makes it again).
     static func start(from row: CheckpointRecord) -> Start? {
         guard let board = BoardSnapshot.decode(row.board), let clock = VectorClock(parsing: row.clock),
-              Validation.isReplicaID(row.replica), row.position >= 1 else { return nil }
-        return Start(board: board, position: row.position, after: OrderKey(lamport: row.lamport, replica: row.replica), clock: clock)
+            Validation.isReplicaID(row.replica), row.position >= 1
+        else { return nil }
+        return Start(
+            board: board, position: row.position, after: OrderKey(lamport: row.lamport, replica: row.replica),
+            clock: clock)
     }
 }
 
@@ -201,7 +214,9 @@ struct DerivedWriter {
     /// The next op of the replay and its outcome as stored (`OpRows.storedEvents`, nil when plain);
     /// `snapshot` gives the board after it as a checkpoint stores it (`BoardSnapshot`), asked for
     /// where a checkpoint falls.
-    mutating func add(_ op: Operation, stored: [UInt8]?, _ db: Database, index: inout LogIndex, snapshot: () -> String) throws {
+    mutating func add(
+        _ op: Operation, stored: [UInt8]?, _ db: Database, index: inout LogIndex, snapshot: () -> String
+    ) throws {
         position += 1
         if let last, last.replica == op.id.replica {
             self.last!.seq = op.id.seq
@@ -214,8 +229,10 @@ struct DerivedWriter {
         }
         if position % interval == 0 {
             clock[op.id.replica] = op.id.seq
-            try CheckpointRecord(position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
-                                 board: snapshot()).insert(db, onConflict: .replace)
+            try CheckpointRecord(
+                position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
+                board: snapshot()
+            ).insert(db, onConflict: .replace)
         }
     }
 
@@ -240,7 +257,8 @@ struct OutcomeWriter {
         pages = try OutcomePages.Writer(cuttingAt: after?.lamport ?? 0, db)
         if let after {
             for entry in pages.removedAtCut {
-                guard let name = index.replicaNames[entry.key.replica], !ReplicaOrder.precedes(after.replica, name) else { continue }
+                guard let name = index.replicaNames[entry.key.replica], !ReplicaOrder.precedes(after.replica, name)
+                else { continue }
                 pending.append((entry.key, Array(entry.events)))
             }
         }

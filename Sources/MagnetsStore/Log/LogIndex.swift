@@ -70,8 +70,10 @@ struct LogIndex {
         }
         let runs = try OpRunRecord.order(OpRunRecord.Columns.replica, OpRunRecord.Columns.firstSeq).fetchCursor(db)
         while let run = try runs.next() {
-            index.runs[run.replica, default: []].append(Run(firstSeq: run.firstSeq, context: run.context, author: run.author,
-                                                             firstLamport: run.firstLamport))
+            index.runs[run.replica, default: []].append(
+                Run(
+                    firstSeq: run.firstSeq, context: run.context, author: run.author,
+                    firstLamport: run.firstLamport))
         }
         return index
     }
@@ -82,7 +84,8 @@ struct LogIndex {
     /// - Complexity: O(log runs of the replica).
     func run(replica: Int64, seq: Int) -> (run: Run, seqs: Range<Int>)? {
         guard let list = runs[replica], let first = list.first, first.firstSeq <= seq else { return nil }
-        var low = 0, high = list.count // the answer is list[low]: the last run starting at or before seq
+        var low = 0
+        var high = list.count  // the answer is list[low]: the last run starting at or before seq
         while high - low > 1 {
             let mid = (low + high) / 2
             if list[mid].firstSeq <= seq { low = mid } else { high = mid }
@@ -94,28 +97,39 @@ struct LogIndex {
     /// lookup in the log (see `Run.firstLamport`). A complete index only.
     func lamport(of id: OpID) -> Int? {
         guard let replica = replicaIDs[id.replica], id.seq <= version[id.replica],
-              let (run, _) = run(replica: replica, seq: id.seq) else { return nil }
+            let (run, _) = run(replica: replica, seq: id.seq)
+        else { return nil }
         return run.firstLamport + (id.seq - run.firstSeq)
     }
 
     /// Notes that op (replica, seq) — the replica's next — has this context, author and Lamport
     /// number: a new run starts unless the first two are those of the replica's latest run.
-    mutating func extendRun(replica: Int64, seq: Int, context: VectorClock, author: String, lamport: Int, _ db: Database) throws {
+    mutating func extendRun(
+        replica: Int64, seq: Int, context: VectorClock, author: String, lamport: Int, _ db: Database
+    ) throws {
         try loadLatestRun(of: replica, db)
         let contextID = try self.contextID(context, db)
         let authorID = try self.authorID(author, db)
-        if let last = runs[replica]?.last, last.context == contextID, last.author == authorID, last.firstSeq <= seq { return }
-        try OpRunRecord(replica: replica, firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport).insert(db)
-        runs[replica, default: []].append(Run(firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport))
+        if let last = runs[replica]?.last, last.context == contextID, last.author == authorID, last.firstSeq <= seq {
+            return
+        }
+        try OpRunRecord(replica: replica, firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport)
+            .insert(db)
+        runs[replica, default: []].append(
+            Run(firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport))
     }
 
     /// For an incomplete index: the replica's latest run (the next op nearly always shares it).
     private mutating func loadLatestRun(of replica: Int64, _ db: Database) throws {
         guard !complete, runs[replica] == nil else { return }
         runs[replica] = []
-        guard let run = try OpRunRecord.filter(OpRunRecord.Columns.replica == replica)
-            .order(OpRunRecord.Columns.firstSeq.desc).fetchOne(db) else { return }
-        runs[replica] = [Run(firstSeq: run.firstSeq, context: run.context, author: run.author, firstLamport: run.firstLamport)]
+        guard
+            let run = try OpRunRecord.filter(OpRunRecord.Columns.replica == replica)
+                .order(OpRunRecord.Columns.firstSeq.desc).fetchOne(db)
+        else { return }
+        runs[replica] = [
+            Run(firstSeq: run.firstSeq, context: run.context, author: run.author, firstLamport: run.firstLamport)
+        ]
     }
 
     mutating func replicaID(_ name: String, _ db: Database) throws -> Int64 {
@@ -188,8 +202,9 @@ struct LogIndex {
     mutating func save(_ db: Database) throws {
         for name in dirtyReplicas {
             try ReplicaRecord.filter(ReplicaRecord.Columns.name == name)
-                .updateAll(db, ReplicaRecord.Columns.seq.set(to: version[name]),
-                           ReplicaRecord.Columns.lamport.set(to: lamports[name] ?? 0))
+                .updateAll(
+                    db, ReplicaRecord.Columns.seq.set(to: version[name]),
+                    ReplicaRecord.Columns.lamport.set(to: lamports[name] ?? 0))
         }
         dirtyReplicas.removeAll()
         for (id, name) in labels.fresh { try LabelRecord(id: id, name: name).insert(db) }

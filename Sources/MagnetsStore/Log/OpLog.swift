@@ -9,9 +9,11 @@ enum OpLog {
     /// by replica id, since keys order them by the file's replica numbers).
     ///
     /// - Complexity: O(ops read).
-    static func forEach(after key: OrderKey?, withOutcomes: Bool, _ db: Database, index: LogIndex,
-                        _ body: (Operation, ArraySlice<UInt8>?) throws -> Bool) throws {
-        let from = OpKey(lamport: max(1, key?.lamport ?? 1), replica: 0) // (no op has a Lamport number below 1)
+    static func forEach(
+        after key: OrderKey?, withOutcomes: Bool, _ db: Database, index: LogIndex,
+        _ body: (Operation, ArraySlice<UInt8>?) throws -> Bool
+    ) throws {
+        let from = OpKey(lamport: max(1, key?.lamport ?? 1), replica: 0)  // (no op has a Lamport number below 1)
         let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id >= ? ORDER BY id")
         statement.bind(1, from.rawValue)
         var outcomes = withOutcomes ? try OutcomePages.Reader(from: from, db) : nil
@@ -49,9 +51,11 @@ enum OpLog {
     /// larger Lamport number.
     ///
     /// - Complexity: O(log n + ops read).
-    static func ops(missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database,
-                    index: LogIndex) throws -> [Operation] {
-        var wanted: [Int64: Int] = [:] // local replica number → the other's count
+    static func ops(
+        missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database,
+        index: LogIndex
+    ) throws -> [Operation] {
+        var wanted: [Int64: Int] = [:]  // local replica number → the other's count
         var from = Int.max
         var total = 0
         for (name, count) in index.version.entries where count > other[name] {
@@ -83,7 +87,8 @@ enum OpLog {
     /// The op with this id, if the log holds it: its key follows from its run (a complete index).
     static func op(_ id: OpID, _ db: Database, index: LogIndex) throws -> Operation? {
         guard let lamport = index.lamport(of: id), let replica = index.replicaIDs[id.replica],
-              (1...OpKey.maxLamport).contains(lamport) else { return nil }
+            (1...OpKey.maxLamport).contains(lamport)
+        else { return nil }
         let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id = ?")
         statement.bind(1, OpKey(lamport: lamport, replica: replica).rawValue)
         var found: Operation?
@@ -100,8 +105,9 @@ enum OpLog {
     static func lastKey(_ db: Database, index: LogIndex) throws -> OrderKey? {
         guard let top = try Int64.fetchOne(db, sql: "SELECT max(id) FROM op") else { return nil }
         let lamport = OpKey(top).lamport
-        let keys = try Int64.fetchAll(db, sql: "SELECT id FROM op WHERE id >= ?",
-                                      arguments: [OpKey(lamport: lamport, replica: 0).rawValue])
+        let keys = try Int64.fetchAll(
+            db, sql: "SELECT id FROM op WHERE id >= ?",
+            arguments: [OpKey(lamport: lamport, replica: 0).rawValue])
         let names = keys.compactMap { index.replicaNames[OpKey($0).replica] }
         return names.max(by: ReplicaOrder.precedes).map { OrderKey(lamport: lamport, replica: $0) }
     }

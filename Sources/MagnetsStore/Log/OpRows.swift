@@ -35,13 +35,16 @@ enum OpRows {
 
     /// The row of `op`, with this file's numbers for its replica and its magnet's replica.
     static func record(_ op: Operation, replica: Int64, magnetReplica: Int64?) -> OpRecord {
-        var row = OpRecord(id: OpKey(lamport: op.lamport, replica: replica).rawValue, seq: op.id.seq, time: op.time,
-                           kind: OpKind.code(op.kind), magnet: nil, x: nil, y: nil, data: nil)
-        if let m = op.payload.magnet, let magnetReplica { row.magnet = LocalMagnetID.make(replica: magnetReplica, seq: m.seq) }
+        var row = OpRecord(
+            id: OpKey(lamport: op.lamport, replica: replica).rawValue, seq: op.id.seq, time: op.time,
+            kind: OpKind.code(op.kind), magnet: nil, x: nil, y: nil, data: nil)
+        if let m = op.payload.magnet, let magnetReplica {
+            row.magnet = LocalMagnetID.make(replica: magnetReplica, seq: m.seq)
+        }
         if let p = singlePoint(op.payload) { (row.x, row.y) = (p.x, p.y) }
         switch op.payload {
         case .move(_, .point), .returnMagnet:
-            break // every field is in a column: the rule below would leave `data` empty
+            break  // every field is in a column: the rule below would leave `data` empty
         default:
             var fields = op.payload.jsonFields
             if row.magnet != nil { fields.removeAll { $0.0 == "magnet" } }
@@ -71,8 +74,10 @@ enum OpRows {
         private var magnetReplica: (name: String, id: Int64)?
 
         init(_ db: Database) throws {
-            statement = try FastStatement(db, "INSERT INTO op (\(columns)) VALUES "
-                                          + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: Self.batch).joined(separator: ", "))
+            statement = try FastStatement(
+                db,
+                "INSERT INTO op (\(columns)) VALUES "
+                    + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: Self.batch).joined(separator: ", "))
             single = try FastStatement(db, insertSQL)
             pending.reserveCapacity(Self.batch)
         }
@@ -86,10 +91,12 @@ enum OpRows {
             }
             let replicaID = try id(&replica, op.id.replica)
             guard op.lamport <= OpKey.maxLamport, replicaID <= OpKey.maxReplicas else {
-                throw StoreError.invalidOp("op \(op.id) has a Lamport number above 2^46, or the file holds 65535 replicas")
+                throw StoreError.invalidOp(
+                    "op \(op.id) has a Lamport number above 2^46, or the file holds 65535 replicas")
             }
             let magnetReplicaID = try op.payload.magnet.map { try id(&magnetReplica, $0.replica) }
-            try index.extendRun(replica: replicaID, seq: op.id.seq, context: op.context, author: op.author, lamport: op.lamport, db)
+            try index.extendRun(
+                replica: replicaID, seq: op.id.seq, context: op.context, author: op.author, lamport: op.lamport, db)
             pending.append(record(op, replica: replicaID, magnetReplica: magnetReplicaID))
             if pending.count == Self.batch {
                 for (k, row) in pending.enumerated() { bind(row, at: Int32(k), statement) }
@@ -148,7 +155,8 @@ enum OpRows {
             // the same run as the row before
         } else {
             guard let (run, seqs) = index.run(replica: key.replica, seq: seq),
-                  let context = index.contexts[run.context], let author = index.authorNames[run.author] else {
+                let context = index.contexts[run.context], let author = index.authorNames[run.author]
+            else {
                 throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
             }
             cache.run = (key.replica, seqs, context, author)
@@ -163,7 +171,9 @@ enum OpRows {
         if let local = try row.optionalInteger(4) {
             let replica = LocalMagnetID.replica(local)
             if cache.magnetReplica?.id != replica {
-                guard let name = index.replicaNames[replica] else { throw StoreError.invalidOp("op \(id) names no magnet") }
+                guard let name = index.replicaNames[replica] else {
+                    throw StoreError.invalidOp("op \(id) names no magnet")
+                }
                 cache.magnetReplica = (replica, name)
             }
             magnet = MagnetID(replica: cache.magnetReplica!.name, seq: LocalMagnetID.seq(local))
@@ -173,17 +183,20 @@ enum OpRows {
         let data = try row.optionalText(7)
         let payload: Payload
         if kind == .move, let magnet, let point, data == nil {
-            payload = .move(magnet: magnet, target: .point(point)) // the commonest row: no JSON at all
+            payload = .move(magnet: magnet, target: .point(point))  // the commonest row: no JSON at all
         } else {
             payload = try generic(kind, magnet: magnet, point: point, data: data, id: id)
         }
-        return Operation(id: id, lamport: key.lamport, context: cache.run!.context, author: cache.run!.author, time: time,
-                         payload: payload)
+        return Operation(
+            id: id, lamport: key.lamport, context: cache.run!.context, author: cache.run!.author, time: time,
+            payload: payload)
     }
 
     /// A payload from its row by the generic rule: the JSON fields of `data` with the magnet and
     /// the target point put back, read by the core's payload parser.
-    private static func generic(_ kind: Payload.Kind, magnet: MagnetID?, point: Point?, data: String?, id: OpID) throws -> Payload {
+    private static func generic(
+        _ kind: Payload.Kind, magnet: MagnetID?, point: Point?, data: String?, id: OpID
+    ) throws -> Payload {
         var fields: [(String, JSONValue)] = []
         if let data {
             guard case .object(let pairs)? = try? JSONParser.parse(data, maxDepth: 8) else {
@@ -216,7 +229,7 @@ enum OpRows {
 
     /// `true` when the events are exactly the plain ones of the op.
     static func isPlain(_ events: [Event], for op: Operation) -> Bool {
-        if case .move(let m, .point(let p)) = op.payload { // the commonest: compared without making the plain events
+        if case .move(let m, .point(let p)) = op.payload {  // the commonest: compared without making the plain events
             guard events.count == 1, case .moved(let em, let ep) = events[0] else { return false }
             return em == m && ep == p
         }

@@ -95,17 +95,20 @@ enum OutcomePages {
             let cut = OpKey(lamport: lamport, replica: 0)
             let laterPages = OutcomePageRecord.filter(OutcomePageRecord.Columns.first >= cut.rawValue)
             if let record = try OutcomePageRecord.filter(OutcomePageRecord.Columns.first < cut.rawValue)
-                .order(OutcomePageRecord.Columns.first.desc).fetchOne(db) {
+                .order(OutcomePageRecord.Columns.first.desc).fetchOne(db)
+            {
                 let entries = try OutcomePages.entries(of: record)
                 let kept = entries.prefix { $0.key < cut }
                 first = OpKey(record.first)
-                last = kept.last!.key // (the first entry's key is the page's, below the cut)
+                last = kept.last!.key  // (the first entry's key is the page's, below the cut)
                 page.bytes = kept.count == entries.count ? record.entries : encode(kept)
                 dirty = kept.count != entries.count
                 removedAtCut = entries[kept.count...].filter { $0.key.lamport == lamport }
             }
-            for record in try laterPages.filter(OutcomePageRecord.Columns.first < OpKey(lamport: lamport + 1, replica: 0).rawValue)
-                .fetchAll(db) {
+            for record in try laterPages.filter(
+                OutcomePageRecord.Columns.first < OpKey(lamport: lamport + 1, replica: 0).rawValue
+            )
+            .fetchAll(db) {
                 removedAtCut += try OutcomePages.entries(of: record).filter { $0.key.lamport == lamport }
             }
             try laterPages.deleteAll(db)
@@ -169,8 +172,9 @@ enum OutcomePages {
             while !exhausted {
                 while i < entries.count, entries[i].key < key { i += 1 }
                 if i < entries.count { return entries[i].key == key ? entries[i].events : nil }
-                try load(OutcomePageRecord.filter(OutcomePageRecord.Columns.first > page!)
-                    .order(OutcomePageRecord.Columns.first).fetchOne(db), db)
+                try load(
+                    OutcomePageRecord.filter(OutcomePageRecord.Columns.first > page!)
+                        .order(OutcomePageRecord.Columns.first).fetchOne(db), db)
             }
             return nil
         }

@@ -90,7 +90,10 @@ struct OpRunRecord: Codable, FetchableRecord, PersistableRecord {
         static let firstLamport = Column(CodingKeys.firstLamport)
     }
     enum CodingKeys: String, CodingKey {
-        case replica, firstSeq = "first_seq", context, author, firstLamport = "first_lamport"
+        case replica
+        case firstSeq = "first_seq"
+        case context, author
+        case firstLamport = "first_lamport"
     }
     var replica: Int64
     var firstSeq: Int
@@ -160,7 +163,8 @@ struct CheckpointRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "checkpoint"
     enum Columns {
         static let position = Column(CodingKeys.position), lamport = Column(CodingKeys.lamport)
-        static let replica = Column(CodingKeys.replica), clock = Column(CodingKeys.clock), board = Column(CodingKeys.board)
+        static let replica = Column(CodingKeys.replica), clock = Column(CodingKeys.clock),
+            board = Column(CodingKeys.board)
     }
     var position: Int
     /// The replay-order key of the last op folded in.
@@ -181,7 +185,9 @@ struct BoardRecord: Codable, FetchableRecord, PersistableRecord {
         static let topZ = Column(CodingKeys.topZ), ops = Column(CodingKeys.ops)
     }
     enum CodingKeys: String, CodingKey {
-        case id, present, name, width, height, topZ = "top_z", ops
+        case id, present, name, width, height
+        case topZ = "top_z"
+        case ops
     }
     var id = 1
     var present: Bool
@@ -232,8 +238,9 @@ struct MagnetRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     func magnet(_ id: MagnetID) -> Magnet {
-        Magnet(id: id, letter: letter, color: color, size: Size(width: width, height: height), center: Point(x: x, y: y),
-               zone: zone, z: z)
+        Magnet(
+            id: id, letter: letter, color: color, size: Size(width: width, height: height), center: Point(x: x, y: y),
+            zone: zone, z: z)
     }
 }
 
@@ -272,7 +279,8 @@ struct ZoneRecord: Codable, FetchableRecord, PersistableRecord {
             }
             colors = items.compactMap(\.stringValue)
         }
-        return Zone(name: name, rect: Rect(x: x, y: y, width: width, height: height), capacity: capacity, accepts: colors)
+        return Zone(
+            name: name, rect: Rect(x: x, y: y, width: width, height: height), capacity: capacity, accepts: colors)
     }
 }
 
@@ -283,7 +291,11 @@ struct BoundaryRecord: Codable, FetchableRecord, PersistableRecord {
         static let position = Column(CodingKeys.position)
     }
     enum CodingKeys: String, CodingKey {
-        case position, name, fromX = "from_x", fromY = "from_y", toX = "to_x", toY = "to_y"
+        case position, name
+        case fromX = "from_x"
+        case fromY = "from_y"
+        case toX = "to_x"
+        case toY = "to_y"
     }
     var position: Int
     var name: String
@@ -329,5 +341,7 @@ struct TileRecord: Codable, FetchableRecord, PersistableRecord {
         remaining = tile.remaining
     }
 
-    var tile: Tile { Tile(letter: letter, color: color, size: Size(width: width, height: height), remaining: remaining) }
+    var tile: Tile {
+        Tile(letter: letter, color: color, size: Size(width: width, height: height), remaining: remaining)
+    }
 }

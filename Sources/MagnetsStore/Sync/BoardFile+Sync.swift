@@ -33,7 +33,8 @@ extension BoardFile {
         if !idA.isEmpty, idA == idB {
             let session = try a.beginSync()
             session.rollback()
-            return SyncReport(intoA: 0, intoB: 0, conflictCount: 0, conflicts: [], clock: session.state.clock, dryRun: dryRun)
+            return SyncReport(
+                intoA: 0, intoB: 0, conflictCount: 0, conflicts: [], clock: session.state.clock, dryRun: dryRun)
         }
         let aFirst = idA.lexicographicallyPrecedes(idB) || idA == idB
         let first = try (aFirst ? a : b).beginSync()
@@ -73,23 +74,28 @@ extension BoardFile {
         for (k, id) in shared.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
             throw StoreError.replicaClash(id.replica)
         }
-        let (intoB, intoA) = try Parallel.both({ try a.ops(notCoveredBy: stateB.clock, lamports: stateB.lamports) },
-                                                { try b.ops(notCoveredBy: stateA.clock, lamports: stateA.lamports) })
+        let (intoB, intoA) = try Parallel.both(
+            { try a.ops(notCoveredBy: stateB.clock, lamports: stateB.lamports) },
+            { try b.ops(notCoveredBy: stateA.clock, lamports: stateA.lamports) })
         let (freshA, freshB) = try Parallel.both({ try a.admit(intoA) }, { try b.admit(intoB) })
         let clock = stateA.clock.merged(with: stateB.clock)
         if freshA.isEmpty || freshB.isEmpty {
             // One side receives: it replays on its own (from its end, when the new ops all sort
             // after its last), and the other is not written at all. No conflicts: one side lacked nothing.
             try (freshA.isEmpty ? b : a).take(freshA.isEmpty ? freshB : freshA)
-            return SyncReport(intoA: freshA.count, intoB: freshB.count, conflictCount: 0, conflicts: [], clock: clock, dryRun: dryRun)
+            return SyncReport(
+                intoA: freshA.count, intoB: freshB.count, conflictCount: 0, conflicts: [], clock: clock, dryRun: dryRun)
         }
         // Both receive: the part of the replay order from the checkpoint before the earliest op
         // exchanged is replayed once for both. Their copies of what they share there must agree.
-        guard a.checkpointInterval == b.checkpointInterval else { throw StoreError.differentBoards(stateA.name, stateB.name) }
+        guard a.checkpointInterval == b.checkpointInterval else {
+            throw StoreError.differentBoards(stateA.name, stateB.name)
+        }
         let earliest = min(OrderKey(freshA[0]), OrderKey(freshB[0]))
         let lamportBound = probesA.compactMap { $0?.lamport }.max() ?? 0
-        let (partA, partB) = try Parallel.both({ try a.sharedPart(before: earliest, heldBy: stateB.clock, lamportBound: lamportBound) },
-                                               { try b.sharedPart(before: earliest, heldBy: stateA.clock, lamportBound: lamportBound) })
+        let (partA, partB) = try Parallel.both(
+            { try a.sharedPart(before: earliest, heldBy: stateB.clock, lamportBound: lamportBound) },
+            { try b.sharedPart(before: earliest, heldBy: stateA.clock, lamportBound: lamportBound) })
         guard partA == partB else { throw StoreError.sharedPartDiffers(stateA.name, stateB.name) }
         let window = Timeline.merged(Timeline.merged(partA.ops, freshA), freshB)
         // The conflicts between an op A lacked and an op B lacked (SPEC §4), found as the replay goes.
@@ -99,25 +105,28 @@ extension BoardFile {
         let sides = window.map { op -> UInt8 in
             op.id.seq > stateA.clock[op.id.replica] ? 1 : op.id.seq > stateB.clock[op.id.replica] ? 2 : 0
         }
-        let (replay, _) = try Parallel.both({ () -> (Replay, (count: Int, listed: [Conflict])) in
-            var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
-            var conflicts: (count: Int, listed: [Conflict]) = (0, [])
-            var found: [Conflict] = []
-            let replay = Integration.replay(window, from: start, interval: interval, labels: labels) { i, outcome in
-                finder.add(i, of: window, outcome, into: &found)
-                guard !found.isEmpty else { return }
-                conflicts.count += found.count
-                conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
-                found.removeAll(keepingCapacity: true)
-            }
-            return (replay, conflicts)
-        }, {
-            // Meanwhile both files take in their new ops, which do not depend on the replay.
-            try a.insert(freshA)
-            try b.insert(freshB)
-        })
+        let (replay, _) = try Parallel.both(
+            { () -> (Replay, (count: Int, listed: [Conflict])) in
+                var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
+                var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+                var found: [Conflict] = []
+                let replay = Integration.replay(window, from: start, interval: interval, labels: labels) { i, outcome in
+                    finder.add(i, of: window, outcome, into: &found)
+                    guard !found.isEmpty else { return }
+                    conflicts.count += found.count
+                    conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
+                    found.removeAll(keepingCapacity: true)
+                }
+                return (replay, conflicts)
+            },
+            {
+                // Meanwhile both files take in their new ops, which do not depend on the replay.
+                try a.insert(freshA)
+                try b.insert(freshB)
+            })
         _ = try Parallel.both({ try a.apply(replay.0) }, { try b.apply(replay.0) })
-        return SyncReport(intoA: freshA.count, intoB: freshB.count, conflictCount: replay.1.count, conflicts: replay.1.listed,
-                          clock: clock, dryRun: dryRun)
+        return SyncReport(
+            intoA: freshA.count, intoB: freshB.count, conflictCount: replay.1.count, conflicts: replay.1.listed,
+            clock: clock, dryRun: dryRun)
     }
 }

@@ -55,10 +55,15 @@ public enum OpBundle {
 
         /// Looks at `path` without reading from anything but a regular file.
         init(_ path: String) throws {
-            if path == "-" { self = .standardOutput; return }
+            if path == "-" {
+                self = .standardOutput
+                return
+            }
             var info = stat()
             guard stat(path, &info) == 0 else {
-                guard errno == ENOENT else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                guard errno == ENOENT else {
+                    throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
+                }
                 self = .file(path)
                 return
             }
@@ -86,22 +91,29 @@ public enum OpBundle {
                 try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output")
             case .device(let path):
                 let fd = Foundation.open(path, O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                guard fd >= 0 else {
+                    throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
+                }
                 defer { _ = Foundation.close(fd) }
                 try Self.writeAll(data, to: fd, name: path)
             case .file(let path):
                 let url = URL(fileURLWithPath: path)
-                let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+                let tmp = url.deletingLastPathComponent().appendingPathComponent(
+                    ".\(url.lastPathComponent).\(getpid()).tmp")
                 do {
                     try data.write(to: tmp)
-                    if rename(tmp.path, path) != 0 { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                    if rename(tmp.path, path) != 0 {
+                        throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
+                    }
                 } catch let error as StoreError {
                     unlink(tmp.path)
                     throw error
                 } catch {
                     unlink(tmp.path)
                     if BoardFile.isOutOfSpace(path) { throw StoreError.diskFull(path) }
-                    if let why = BoardFile.writeProblem(path, needsNewFiles: true) { throw StoreError.failed("cannot write \(path): \(why)") }
+                    if let why = BoardFile.writeProblem(path, needsNewFiles: true) {
+                        throw StoreError.failed("cannot write \(path): \(why)")
+                    }
                     throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
                 }
             }
@@ -113,7 +125,9 @@ public enum OpBundle {
                 while offset < raw.count {
                     let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
                     if n < 0 && errno == EINTR { continue }
-                    guard n > 0 else { throw StoreError.failed("cannot write \(name): \(String(cString: strerror(errno)))") }
+                    guard n > 0 else {
+                        throw StoreError.failed("cannot write \(name): \(String(cString: strerror(errno)))")
+                    }
                     offset += n
                 }
             }
@@ -132,18 +146,27 @@ public enum OpBundle {
         }
         // Read through a handle: a pipe or device (`/dev/stdin`, `<(ssh …)`) has no size to go by.
         guard let handle = FileHandle(forReadingAtPath: path),
-              let data = try? handle.read(upToCount: maxBytes + 1) ?? Data() else { throw StoreError.badBundle("cannot read \(path)") }
+            let data = try? handle.read(upToCount: maxBytes + 1) ?? Data()
+        else { throw StoreError.badBundle("cannot read \(path)") }
         try? handle.close()
         return try parse(data, name: path)
     }
 
     /// Checks a whole bundle held in memory (see `read`); `name` names it in errors.
-    public static func parse(_ data: Data, name path: String = "the bundle") throws -> (header: Header, ops: [MagnetsCore.Operation]) {
+    public static func parse(
+        _ data: Data, name path: String = "the bundle"
+    ) throws -> (header: Header, ops: [MagnetsCore.Operation]) {
         guard data.count <= maxBytes else { throw StoreError.badBundle("\(path) is larger than 2 GB") }
-        guard let text = String(data: data, encoding: .utf8) else { throw StoreError.badBundle("\(path) is not UTF-8 text") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw StoreError.badBundle("\(path) is not UTF-8 text")
+        }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard let first = lines.first, !first.isEmpty else { throw StoreError.badBundle("\(path) is empty") }
-        if lines.last == "" { lines.removeLast() } else { throw StoreError.badBundle("\(path) is truncated: its last line is incomplete") }
+        if lines.last == "" {
+            lines.removeLast()
+        } else {
+            throw StoreError.badBundle("\(path) is truncated: its last line is incomplete")
+        }
         guard let json = try? JSONParser.parse(first, maxDepth: 4), json["magnets_bundle"] != nil else {
             throw StoreError.badBundle("\(path) is not a magnets bundle (no header line)")
         }
@@ -151,19 +174,24 @@ public enum OpBundle {
             throw StoreError.badBundle("the header's format version is not a number")
         }
         guard version <= formatVersion else {
-            throw StoreError.badBundle("format version \(version) is newer than this magnets reads (\(formatVersion)); upgrade magnets")
+            throw StoreError.badBundle(
+                "format version \(version) is newer than this magnets reads (\(formatVersion)); upgrade magnets")
         }
         guard let board = json["board"]?.stringValue, case .object(let clockPairs)? = json["clock"],
-              let count = json["ops"]?.intValue, count >= 0 else {
+            let count = json["ops"]?.intValue, count >= 0
+        else {
             throw StoreError.badBundle("the header lacks its board id, clock or op count")
         }
         var entries: [String: Int] = [:]
         for (name, value) in clockPairs {
-            guard Validation.isReplicaID(name), let n = value.intValue, n >= 0 else { throw StoreError.badBundle("the header's clock is malformed") }
+            guard Validation.isReplicaID(name), let n = value.intValue, n >= 0 else {
+                throw StoreError.badBundle("the header's clock is malformed")
+            }
             entries[name] = n
         }
         guard lines.count - 1 == count else {
-            throw StoreError.badBundle("\(path) is truncated or padded: the header announces \(count) ops, \(lines.count - 1) follow")
+            throw StoreError.badBundle(
+                "\(path) is truncated or padded: the header announces \(count) ops, \(lines.count - 1) follow")
         }
         var ops: [MagnetsCore.Operation] = []
         ops.reserveCapacity(count)
@@ -206,7 +234,10 @@ extension BoardFile {
             return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), lines)
         }
         var text = header + "\n"
-        for line in lines { text += line; text += "\n" }
+        for line in lines {
+            text += line
+            text += "\n"
+        }
         try destination.write(Data(text.utf8))
         return lines.count
     }

@@ -5,7 +5,9 @@ import Synchronization
 enum Parallel {
     /// Runs `first` on a thread of its own and `second` on the caller's, and returns both results
     /// once both are done. When both fail, the first's error is the one thrown.
-    static func both<A: Sendable, B>(_ first: @escaping @Sendable () throws -> A, _ second: () throws -> B) throws -> (A, B) {
+    static func both<A: Sendable, B>(
+        _ first: @escaping @Sendable () throws -> A, _ second: () throws -> B
+    ) throws -> (A, B) {
         let slot = Slot<Result<A, any Error>>()
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

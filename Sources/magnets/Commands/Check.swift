@@ -1,12 +1,15 @@
-import Foundation
 import ArgumentParser
+import Foundation
 import MagnetsCore
 import MagnetsStore
 
 extension Magnets {
     /// `magnets check [--repair]`: derived state == replayed log.
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "check", abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.", discussion: "Example:\n  magnets check -b alice.magnets")
+        static let configuration = CommandConfiguration(
+            commandName: "check",
+            abstract: "Replay the log and compare it with the derived state; --repair rebuilds it.",
+            discussion: "Example:\n  magnets check -b alice.magnets")
         @OptionGroup var options: BoardOptions
         @Flag(help: "Rebuild every derived table from the log.") var repair = false
 
@@ -14,19 +17,28 @@ extension Magnets {
             let file = try options.open(for: repair ? .writing : .reading)
             let report = repair ? try file.repair() : try file.check()
             if options.json {
-                Output.json(.object([("ops", .int(report.ops)), ("clean", .bool(report.isClean || repair)),
-                                     ("problems", .array(report.problems.map(JSONValue.string))), ("repaired", .bool(repair)),
-                                     ("removed", .array(report.removed.map { .string($0.description) }))]))
+                Output.json(
+                    .object([
+                        ("ops", .int(report.ops)), ("clean", .bool(report.isClean || repair)),
+                        ("problems", .array(report.problems.map(JSONValue.string))), ("repaired", .bool(repair)),
+                        ("removed", .array(report.removed.map { .string($0.description) })),
+                    ]))
                 if !report.isClean && !repair { throw ExitCode(1) }
                 return
             }
             if repair {
-                print(report.isClean ? "ok: \(Output.count(report.ops, "op")) replayed; nothing needed repair"
-                                     : "repaired: \(Output.count(report.problems.count, "problem")) fixed by rebuilding from \(Output.count(report.ops, "op"))")
+                print(
+                    report.isClean
+                        ? "ok: \(Output.count(report.ops, "op")) replayed; nothing needed repair"
+                        : "repaired: \(Output.count(report.problems.count, "problem")) fixed by rebuilding from \(Output.count(report.ops, "op"))"
+                )
                 if !report.removed.isEmpty {
-                    print("took \(Output.count(report.removed.count, "op")) out of the log (they broke SPEC §4's rules, or depended on "
-                          + "one that did): " + report.removed.map(\.description).joined(separator: ", "))
-                    print("copies of this board that hold them need 'magnets check --repair' too before they sync with it")
+                    print(
+                        "took \(Output.count(report.removed.count, "op")) out of the log (they broke SPEC §4's rules, or depended on "
+                            + "one that did): " + report.removed.map(\.description).joined(separator: ", "))
+                    print(
+                        "copies of this board that hold them need 'magnets check --repair' too before they sync with it"
+                    )
                 }
                 return
             }
@@ -39,52 +51,73 @@ extension Magnets {
 
     /// `magnets conflicts`.
     struct Conflicts: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "conflicts", abstract: "List the concurrent edits the replay order settled, and how.", discussion: "Example:\n  magnets conflicts -b bob.magnets --json")
+        static let configuration = CommandConfiguration(
+            commandName: "conflicts", abstract: "List the concurrent edits the replay order settled, and how.",
+            discussion: "Example:\n  magnets conflicts -b bob.magnets --json")
         @OptionGroup var options: BoardOptions
 
         func run() throws {
             let conflicts = try options.open(for: .reading).conflicts()
             if options.json {
-                Output.json(.array(conflicts.map { c in
-                    .object([("ops", .array([.string(c.earlier.description), .string(c.later.description)])),
-                             ("on", .string(c.on.description)), ("settled", .string(c.settled))])
-                }))
+                Output.json(
+                    .array(
+                        conflicts.map { c in
+                            .object([
+                                ("ops", .array([.string(c.earlier.description), .string(c.later.description)])),
+                                ("on", .string(c.on.description)), ("settled", .string(c.settled)),
+                            ])
+                        }))
                 return
             }
-            if conflicts.isEmpty { print("no conflicts"); return }
+            if conflicts.isEmpty {
+                print("no conflicts")
+                return
+            }
             for c in conflicts { print(Output.line(c)) }
         }
     }
 
     /// `magnets sync A B`.
     struct Sync: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "sync", abstract: "Give two copies of a board the ops each lacks; both then show the same board.", discussion: "Example:\n  magnets sync alice.magnets bob.magnets")
+        static let configuration = CommandConfiguration(
+            commandName: "sync",
+            abstract: "Give two copies of a board the ops each lacks; both then show the same board.",
+            discussion: "Example:\n  magnets sync alice.magnets bob.magnets")
         @OptionGroup var options: JSONOption
-        @Argument(help: ArgumentHelp("One board file.", valueName: "a"), completion: .file(extensions: ["magnets"])) var a: String
-        @Argument(help: ArgumentHelp("The other.", valueName: "b"), completion: .file(extensions: ["magnets"])) var b: String
+        @Argument(help: ArgumentHelp("One board file.", valueName: "a"), completion: .file(extensions: ["magnets"]))
+        var a: String
+        @Argument(help: ArgumentHelp("The other.", valueName: "b"), completion: .file(extensions: ["magnets"])) var b:
+            String
         @Flag(help: "Say what would move, change nothing.") var dryRun = false
 
         func run() throws {
             // One of the two missing: a new file can never sync with a board (a board made by
             // init is another board); a clone can.
-            let hasA = FileManager.default.fileExists(atPath: a), hasB = FileManager.default.fileExists(atPath: b)
+            let hasA = FileManager.default.fileExists(atPath: a)
+            let hasB = FileManager.default.fileExists(atPath: b)
             if hasA != hasB {
                 let (there, missing) = hasA ? (a, b) : (b, a)
-                throw HintedError(message: "\(missing) does not exist; only copies of one board can sync",
-                                  hint: "to make it a copy of \(there) that syncs with it: "
-                                      + Shell.line("magnets", "clone", there, missing, "--replica") + " NAME")
+                throw HintedError(
+                    message: "\(missing) does not exist; only copies of one board can sync",
+                    hint: "to make it a copy of \(there) that syncs with it: "
+                        + Shell.line("magnets", "clone", there, missing, "--replica") + " NAME")
             }
             let (fileA, fileB) = try OpenFiles.openTwo(a, b)
             let report = try BoardFile.sync(fileA, fileB, dryRun: dryRun)
             if options.json {
-                Output.json(.object([("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)), ("conflicts", .int(report.conflictCount)),
-                                     ("clock", .object(report.clock.replicas.map { ($0, .int(report.clock[$0])) })),
-                                     ("dry_run", .bool(dryRun))]))
+                Output.json(
+                    .object([
+                        ("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)),
+                        ("conflicts", .int(report.conflictCount)),
+                        ("clock", .object(report.clock.replicas.map { ($0, .int(report.clock[$0])) })),
+                        ("dry_run", .bool(dryRun)),
+                    ]))
                 return
             }
             let verb = dryRun ? "would give" : "gave"
-            print("\(verb) \(a) \(Output.count(report.intoA, "op")) and \(b) \(Output.count(report.intoB, "op")); "
-                  + "\(Output.count(report.conflictCount, "conflict")) settled; clock \(report.clock)")
+            print(
+                "\(verb) \(a) \(Output.count(report.intoA, "op")) and \(b) \(Output.count(report.intoB, "op")); "
+                    + "\(Output.count(report.conflictCount, "conflict")) settled; clock \(report.clock)")
             // Each settled conflict on its own line, so nobody's vanished letter is a surprise; a
             // long list is cut short.
             let shown = 20
@@ -97,26 +130,43 @@ extension Magnets {
 
     /// `magnets ops export|import`.
     struct Ops: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "ops", abstract: "Move ops between copies as bundle files, or through a pipe.", discussion: "Example:\n  magnets ops export -b alice.magnets --out - | ssh host magnets ops import - -b bob.magnets", subcommands: [Export.self, Import.self])
+        static let configuration = CommandConfiguration(
+            commandName: "ops", abstract: "Move ops between copies as bundle files, or through a pipe.",
+            discussion:
+                "Example:\n  magnets ops export -b alice.magnets --out - | ssh host magnets ops import - -b bob.magnets",
+            subcommands: [Export.self, Import.self])
 
         /// `magnets ops export --out FILE|- [--since CLOCK]`.
         struct Export: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "export", abstract: "Write ops to a bundle file, or with --out - to standard output.", discussion: "Example:\n  magnets ops export -b alice.magnets --out alice.bundle --since alice=3,bob=2")
+            static let configuration = CommandConfiguration(
+                commandName: "export", abstract: "Write ops to a bundle file, or with --out - to standard output.",
+                discussion: "Example:\n  magnets ops export -b alice.magnets --out alice.bundle --since alice=3,bob=2")
             @OptionGroup var options: BoardOptions
-            @Option(help: ArgumentHelp("The bundle file to write; - for standard output.", valueName: "file"), completion: .file()) var out: String
-            @Option(help: ArgumentHelp("Only ops this clock (alice=3,bob=2) does not cover.", valueName: "clock")) var since: ClockArgument?
+            @Option(
+                help: ArgumentHelp("The bundle file to write; - for standard output.", valueName: "file"),
+                completion: .file()) var out: String
+            @Option(help: ArgumentHelp("Only ops this clock (alice=3,bob=2) does not cover.", valueName: "clock"))
+            var since: ClockArgument?
 
             func validate() throws {
-                if out == "-" && options.json { throw ValidationError("--json and --out - would both write to standard output; give --out a file name") }
+                if out == "-" && options.json {
+                    throw ValidationError(
+                        "--json and --out - would both write to standard output; give --out a file name")
+                }
             }
 
             func run() throws {
                 let count = try options.open(for: .reading).exportOps(to: out, since: since?.clock)
-                if options.json { Output.json(.object([("ops", .int(count)), ("file", .string(out))])); return }
+                if options.json {
+                    Output.json(.object([("ops", .int(count)), ("file", .string(out))]))
+                    return
+                }
                 // Where the bundle went to a pipe or device (standard output, /dev/stdout), the
                 // summary goes to stderr, out of the bundle's way.
                 var info = stat()
-                if out == "-" || stat(out, &info) != 0 || info.st_mode & S_IFMT != S_IFREG { Output.note("wrote \(Output.count(count, "op")) to \(out == "-" ? "standard output" : out)") } else {
+                if out == "-" || stat(out, &info) != 0 || info.st_mode & S_IFMT != S_IFREG {
+                    Output.note("wrote \(Output.count(count, "op")) to \(out == "-" ? "standard output" : out)")
+                } else {
                     print("wrote \(Output.count(count, "op")) to \(out)")
                 }
             }
@@ -124,7 +174,9 @@ extension Magnets {
 
         /// `magnets ops import FILE|-`.
         struct Import: ParsableCommand {
-            static let configuration = CommandConfiguration(commandName: "import", abstract: "Apply a bundle file, or with - standard input, all or nothing.", discussion: "Example:\n  magnets ops import alice.bundle -b bob.magnets")
+            static let configuration = CommandConfiguration(
+                commandName: "import", abstract: "Apply a bundle file, or with - standard input, all or nothing.",
+                discussion: "Example:\n  magnets ops import alice.bundle -b bob.magnets")
             @OptionGroup var options: BoardOptions
             @Argument(help: "The bundle file; - for standard input.", completion: .file()) var file: String
 
@@ -140,7 +192,9 @@ extension Magnets {
                 } else {
                     report = try board.importOps(from: file)
                 }
-                if options.json { Output.json(.object([("added", .int(report.added)), ("skipped", .int(report.skipped))])) } else {
+                if options.json {
+                    Output.json(.object([("added", .int(report.added)), ("skipped", .int(report.skipped))]))
+                } else {
                     print("imported \(Output.count(report.added, "op")); \(report.skipped) already here")
                 }
             }

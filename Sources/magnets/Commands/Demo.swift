@@ -7,13 +7,21 @@ import MagnetsStore
 extension Magnets {
     /// `magnets demo`: a two-person session, start to finish, in a folder it leaves behind.
     struct Demo: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "demo", abstract: "Play a two-person session: edit offline, sync, show the board and its story.", discussion: "Example:\n  magnets demo --dir /tmp/fridge")
-        @Option(help: ArgumentHelp("The folder to play in: empty or new (default: a fresh temporary folder).", valueName: "folder"), completion: .directory) var dir: String?
+        static let configuration = CommandConfiguration(
+            commandName: "demo",
+            abstract: "Play a two-person session: edit offline, sync, show the board and its story.",
+            discussion: "Example:\n  magnets demo --dir /tmp/fridge")
+        @Option(
+            help: ArgumentHelp(
+                "The folder to play in: empty or new (default: a fresh temporary folder).", valueName: "folder"),
+            completion: .directory) var dir: String?
 
         func run() throws {
             let folder = try Self.folder(dir)
-            let alicePath = folder + "/alice.magnets", bobPath = folder + "/bob.magnets"
-            let color = Output.useColor, width = Output.columns
+            let alicePath = folder + "/alice.magnets"
+            let bobPath = folder + "/bob.magnets"
+            let color = Output.useColor
+            let width = Output.columns
             func say(_ text: String) { print(color ? "\u{1B}[1m\(text)\u{1B}[0m" : text) }
             func step(_ file: BoardFile, _ who: String, _ what: String, _ make: (Board) throws -> Payload) throws {
                 let recorded = try file.record(author: who, make)
@@ -23,33 +31,50 @@ extension Magnets {
 
             say("magnets demo — in \(folder)\n")
             say("1. alice sets up a board: a tray, a one-slot zone, a shelf")
-            let alice = try BoardFile.create(alicePath, name: "fridge", size: Size(width: 1000, height: 700), replica: "alice", author: "alice")
-            try step(alice, "alice", "tray add H I (1 each), O (2), A (unlimited)") { _ in .trayAdd(letter: "H", color: "red", size: .magnetDefault, count: 1) }
+            let alice = try BoardFile.create(
+                alicePath, name: "fridge", size: Size(width: 1000, height: 700), replica: "alice", author: "alice")
+            try step(alice, "alice", "tray add H I (1 each), O (2), A (unlimited)") { _ in
+                .trayAdd(letter: "H", color: "red", size: .magnetDefault, count: 1)
+            }
             try step(alice, "alice", "", { _ in .trayAdd(letter: "I", color: "blue", size: .magnetDefault, count: 1) })
             try step(alice, "alice", "", { _ in .trayAdd(letter: "O", color: "green", size: .magnetDefault, count: 2) })
-            try step(alice, "alice", "", { _ in .trayAdd(letter: "A", color: "orange", size: .magnetDefault, count: nil) })
+            try step(
+                alice, "alice", "", { _ in .trayAdd(letter: "A", color: "orange", size: .magnetDefault, count: nil) })
             try step(alice, "alice", "zone add slot --rect 400,80,80,80 --capacity 1") { _ in
                 .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 80, width: 80, height: 80), capacity: 1))
             }
             try step(alice, "alice", "boundary add shelf --from 100,500 --to 900,500") { _ in
-                .boundaryAdd(Boundary(name: "shelf", segment: Segment(from: Point(x: 100, y: 500), to: Point(x: 900, y: 500))))
+                .boundaryAdd(
+                    Boundary(name: "shelf", segment: Segment(from: Point(x: 100, y: 500), to: Point(x: 900, y: 500))))
             }
-            try step(alice, "alice", "pull O --to 200,300") { _ in .pull(letter: "O", color: "green", target: .point(Point(x: 200, y: 300))) }
+            try step(alice, "alice", "pull O --to 200,300") { _ in
+                .pull(letter: "O", color: "green", target: .point(Point(x: 200, y: 300)))
+            }
             let bob = try alice.clone(to: bobPath, replica: "bob")
             print("  bob   clone alice.magnets bob.magnets --replica bob")
 
             say("\n2. offline, each on their own copy")
             let o = MagnetID(replica: "alice", seq: 8)
-            try step(alice, "alice", "move O --to 300,200") { _ in .move(magnet: o, target: .point(Point(x: 300, y: 200))) }
+            try step(alice, "alice", "move O --to 300,200") { _ in
+                .move(magnet: o, target: .point(Point(x: 300, y: 200)))
+            }
             try step(bob, "bob", "move O --by 0,400 (onto the shelf)") { board in
                 .move(magnet: o, target: .point(Point(x: 200, y: 700)))
             }
-            try step(alice, "alice", "pull H --to 430,120 (the last H)") { _ in .pull(letter: "H", color: "red", target: .point(Point(x: 430, y: 120))) }
-            try step(bob, "bob", "pull H --path \"600,-40 602,-10 640,200\"") { _ in
-                .pull(letter: "H", color: "red", target: .path([Point(x: 600, y: -40), Point(x: 602, y: -10), Point(x: 640, y: 200)]))
+            try step(alice, "alice", "pull H --to 430,120 (the last H)") { _ in
+                .pull(letter: "H", color: "red", target: .point(Point(x: 430, y: 120)))
             }
-            try step(bob, "bob", "pull I --to 440,110 (into the slot)") { _ in .pull(letter: "I", color: "blue", target: .point(Point(x: 440, y: 110))) }
-            try step(alice, "alice", "pull A --to 700,300") { _ in .pull(letter: "A", color: "orange", target: .point(Point(x: 700, y: 300))) }
+            try step(bob, "bob", "pull H --path \"600,-40 602,-10 640,200\"") { _ in
+                .pull(
+                    letter: "H", color: "red",
+                    target: .path([Point(x: 600, y: -40), Point(x: 602, y: -10), Point(x: 640, y: 200)]))
+            }
+            try step(bob, "bob", "pull I --to 440,110 (into the slot)") { _ in
+                .pull(letter: "I", color: "blue", target: .point(Point(x: 440, y: 110)))
+            }
+            try step(alice, "alice", "pull A --to 700,300") { _ in
+                .pull(letter: "A", color: "orange", target: .point(Point(x: 700, y: 300)))
+            }
 
             say("\n3. before the sync, alice sees:")
             print(TerminalPicture.render(try alice.current().board, columns: min(width, 100), colored: color))
@@ -58,7 +83,9 @@ extension Magnets {
 
             say("\n4. magnets sync alice.magnets bob.magnets")
             let report = try BoardFile.sync(alice, bob)
-            print("  alice got \(Output.count(report.intoA, "op")), bob got \(report.intoB); \(Output.count(report.conflictCount, "conflict")) settled; clock \(report.clock)")
+            print(
+                "  alice got \(Output.count(report.intoA, "op")), bob got \(report.intoB); \(Output.count(report.conflictCount, "conflict")) settled; clock \(report.clock)"
+            )
             let after = try alice.current().board
             guard after == (try bob.current().board) else { throw StoreError.failed("the copies did not converge") }
             print(TerminalPicture.render(after, columns: min(width, 100), colored: color))
@@ -87,9 +114,9 @@ extension Magnets {
         /// What opens a file in its application: `open` on macOS, `xdg-open` elsewhere.
         static var opener: String {
             #if os(macOS)
-            "open"
+                "open"
             #else
-            "xdg-open"
+                "xdg-open"
             #endif
         }
 
@@ -114,7 +141,9 @@ extension Magnets {
         /// The demo's folder: DIR if it is empty or new, else a fresh temporary one.
         static func folder(_ dir: String?) throws -> String {
             guard let dir else {
-                let path = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-demo-\(UUID().uuidString.prefix(8).lowercased())").path
+                let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "magnets-demo-\(UUID().uuidString.prefix(8).lowercased())"
+                ).path
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
                 return path
             }

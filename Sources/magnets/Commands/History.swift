@@ -6,14 +6,19 @@ import MagnetsStore
 extension Magnets {
     /// `magnets history`: every op in replay order and what it did. Streams: memory stays flat.
     struct History: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "history", abstract: "Every op in replay order, and what each did.", discussion: "Example:\n  magnets history -b bob.magnets --format table --limit 20")
+        static let configuration = CommandConfiguration(
+            commandName: "history", abstract: "Every op in replay order, and what each did.",
+            discussion: "Example:\n  magnets history -b bob.magnets --format table --limit 20")
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case table, json, ndjson, csv }
 
         @OptionGroup var options: BoardOptions
         @Option(help: "How to print it.") var format: Format = .table
         @Option(parsing: .unconditional, help: ArgumentHelp("Keep the last N ops.", valueName: "n")) var limit: Int?
-        @Option(help: ArgumentHelp("Only the ops that touched this magnet (its id, a letter only it bears, or its id with the replica cut short: a-7).", valueName: "magnet"), completion: Completion.magnets) var magnet: String?
+        @Option(
+            help: ArgumentHelp(
+                "Only the ops that touched this magnet (its id, a letter only it bears, or its id with the replica cut short: a-7).",
+                valueName: "magnet"), completion: Completion.magnets) var magnet: String?
 
         func validate() throws {
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
@@ -26,15 +31,18 @@ extension Magnets {
                 // An id names a magnet even after it was returned, as long as some op pulled it;
                 // anything else is looked up as commands do (id, letter, prefix), and a letter no
                 // magnet on the board bears may be that of one returned since: the log knows.
-                if let id = MagnetID(magnet), try file.hasPulled(id) { magnetID = id } else {
+                if let id = MagnetID(magnet), try file.hasPulled(id) {
+                    magnetID = id
+                } else {
                     switch try file.current().board.resolveMagnet(magnet) {
                     case .success(let id): magnetID = id
                     case .failure(let error):
                         let pulled = error.ambiguous ? [] : try file.magnetsPulled(letter: magnet)
                         guard !pulled.isEmpty else { throw StoreError.refused(error.description) }
                         guard pulled.count == 1 else {
-                            throw StoreError.refused("'\(magnet)' was the letter of several magnets, none on the board now: "
-                                                     + pulled.map(\.description).joined(separator: ", ") + " (name one by its id)")
+                            throw StoreError.refused(
+                                "'\(magnet)' was the letter of several magnets, none on the board now: "
+                                    + pulled.map(\.description).joined(separator: ", ") + " (name one by its id)")
                         }
                         magnetID = pulled[0]
                     }
@@ -61,9 +69,12 @@ extension Magnets {
                     out.ops.json.byte(UInt8(ascii: "\n"))
                 case .csv:
                     let clock = entry.op.clock.description
-                    let fields = [entry.op.id.description, entry.op.id.replica, String(entry.op.id.seq), String(entry.op.lamport), clock,
-                                  entry.op.author, Timestamp.iso8601(milliseconds: entry.op.time), entry.op.kind.rawValue,
-                                  JSONValue.object(entry.op.payload.jsonFields).serialized(), Output.describe(entry.events)]
+                    let fields = [
+                        entry.op.id.description, entry.op.id.replica, String(entry.op.id.seq), String(entry.op.lamport),
+                        clock,
+                        entry.op.author, Timestamp.iso8601(milliseconds: entry.op.time), entry.op.kind.rawValue,
+                        JSONValue.object(entry.op.payload.jsonFields).serialized(), Output.describe(entry.events),
+                    ]
                     out.write(fields.map(Self.csv).joined(separator: ",") + "\n")
                 case .table:
                     out.write(Self.tableRow(entry, width: width, color: color) + "\n")
@@ -81,15 +92,21 @@ extension Magnets {
             return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
 
-        static let columns: [(String, Int)] = [("#", 6), ("op", 12), ("lamport", 7), ("author", 10), ("time (UTC)", 19), ("kind", 15)]
+        static let columns: [(String, Int)] = [
+            ("#", 6), ("op", 12), ("lamport", 7), ("author", 10), ("time (UTC)", 19), ("kind", 15),
+        ]
 
         static func tableHeader(width: Int) -> String {
             trim(columns.map { pad($0.0, $0.1) }.joined(separator: " ") + " what it did", width)
         }
 
         static func tableRow(_ entry: BoardFile.HistoryEntry, width: Int, color: Bool) -> String {
-            let time = String(Timestamp.iso8601(milliseconds: entry.op.time).prefix(19)).replacingOccurrences(of: "T", with: " ")
-            let cells = [String(entry.position), entry.op.id.description, String(entry.op.lamport), entry.op.author, time, entry.op.kind.rawValue]
+            let time = String(Timestamp.iso8601(milliseconds: entry.op.time).prefix(19)).replacingOccurrences(
+                of: "T", with: " ")
+            let cells = [
+                String(entry.position), entry.op.id.description, String(entry.op.lamport), entry.op.author, time,
+                entry.op.kind.rawValue,
+            ]
             let what = caption(entry, withID: false)
             var line = trim(zip(cells, columns).map { pad($0, $1.1) }.joined(separator: " ") + " " + what, width)
             if color {

@@ -5,49 +5,72 @@ import MagnetsStore
 extension Magnets {
     /// `magnets init`: creates a new board file (never overwrites one).
     struct Init: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new board file.", discussion: "Example:\n  magnets init -b alice.magnets --replica alice --name fridge")
+        static let configuration = CommandConfiguration(
+            commandName: "init", abstract: "Create a new board file.",
+            discussion: "Example:\n  magnets init -b alice.magnets --replica alice --name fridge")
         @OptionGroup var options: EditOptions
         @Option(parsing: .unconditional, help: "Board width, 1…100000.") var width = SideArgument(argument: "1000")!
         @Option(parsing: .unconditional, help: "Board height, 1…100000.") var height = SideArgument(argument: "700")!
         @Option(help: "The board's name, up to 64 characters.") var name = "board"
-        @Option(help: ArgumentHelp("This copy's replica id, [a-z][a-z0-9_]{0,31} (default: the login name made to fit).", valueName: "id")) var replica: String?
+        @Option(
+            help: ArgumentHelp(
+                "This copy's replica id, [a-z][a-z0-9_]{0,31} (default: the login name made to fit).", valueName: "id"))
+        var replica: String?
 
         func validate() throws {
             if let replica, !Validation.isReplicaID(replica) {
                 throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
             }
-            guard Validation.isBoardName(name) else { throw ValidationError("a board name is at most 64 characters, none of them control characters") }
+            guard Validation.isBoardName(name) else {
+                throw ValidationError("a board name is at most 64 characters, none of them control characters")
+            }
         }
 
         func run() throws {
             let path = options.boardPath
             let replica = self.replica ?? Arguments.defaultReplica
-            let file = try BoardFile.create(path, name: name, size: Size(width: width.value, height: height.value),
-                                            replica: replica, author: options.author(replica: replica))
+            let file = try BoardFile.create(
+                path, name: name, size: Size(width: width.value, height: height.value),
+                replica: replica, author: options.author(replica: replica))
             if options.json {
-                Output.json(.object([("board", .string(file.boardID)), ("file", .string(path)), ("replica", .string(file.replica))]))
+                Output.json(
+                    .object([
+                        ("board", .string(file.boardID)), ("file", .string(path)), ("replica", .string(file.replica)),
+                    ]))
             } else {
-                print("created \(path): board '\(name)' \(formatNumber(width.value))×\(formatNumber(height.value)), replica \(file.replica)")
+                print(
+                    "created \(path): board '\(name)' \(formatNumber(width.value))×\(formatNumber(height.value)), replica \(file.replica)"
+                )
             }
         }
     }
 
     /// `magnets clone`: a copy of a board under a new replica id.
     struct Clone: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "clone", abstract: "Copy a board under a new replica id.", discussion: "Example:\n  magnets clone alice.magnets bob.magnets --replica bob")
+        static let configuration = CommandConfiguration(
+            commandName: "clone", abstract: "Copy a board under a new replica id.",
+            discussion: "Example:\n  magnets clone alice.magnets bob.magnets --replica bob")
         @OptionGroup var options: JSONOption
         @Argument(help: "The board file to copy.", completion: .file(extensions: ["magnets"])) var source: String
-        @Argument(help: ArgumentHelp("The new file (must not exist).", valueName: "dest"), completion: .file(extensions: ["magnets"])) var destination: String
+        @Argument(
+            help: ArgumentHelp("The new file (must not exist).", valueName: "dest"),
+            completion: .file(extensions: ["magnets"])) var destination: String
         @Option(help: ArgumentHelp("The copy's replica id, [a-z][a-z0-9_]{0,31}.", valueName: "id")) var replica: String
 
         func validate() throws {
-            guard Validation.isReplicaID(replica) else { throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}") }
+            guard Validation.isReplicaID(replica) else {
+                throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+            }
         }
 
         func run() throws {
-            let copy = OpenFiles.keep(try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
+            let copy = OpenFiles.keep(
+                try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
             if options.json {
-                Output.json(.object([("board", .string(copy.boardID)), ("file", .string(destination)), ("replica", .string(replica))]))
+                Output.json(
+                    .object([
+                        ("board", .string(copy.boardID)), ("file", .string(destination)), ("replica", .string(replica)),
+                    ]))
             } else {
                 print("cloned \(source) to \(destination) as replica \(replica)")
             }
@@ -56,7 +79,10 @@ extension Magnets {
 
     /// `magnets resize`: a new board size; magnets re-clamped, keeping their zones.
     struct Resize: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "resize", abstract: "Resize the board; magnets outside are moved back in, keeping their zones.", discussion: "Example:\n  magnets resize --width 1200 --height 800")
+        static let configuration = CommandConfiguration(
+            commandName: "resize",
+            abstract: "Resize the board; magnets outside are moved back in, keeping their zones.",
+            discussion: "Example:\n  magnets resize --width 1200 --height 800")
         @OptionGroup var options: EditOptions
         @Option(parsing: .unconditional, help: "New width, 1…100000.") var width: SideArgument
         @Option(parsing: .unconditional, help: "New height, 1…100000.") var height: SideArgument

@@ -8,12 +8,17 @@ extension Magnets {
         static let configuration = CommandConfiguration(
             commandName: "pull",
             abstract: "Pull a magnet out of the tray.",
-            discussion: "--to drops it at a point; --path is a touch path from the tray (y < 0): a downward swipe (more than 16 points down, under 12 sideways) pulls, then drags along the rest.\n\nExample:\n  magnets pull H --to 430,130\n  magnets pull E --path \"200,-40 202,-10 205,300\"")
+            discussion:
+                "--to drops it at a point; --path is a touch path from the tray (y < 0): a downward swipe (more than 16 points down, under 12 sideways) pulls, then drags along the rest.\n\nExample:\n  magnets pull H --to 430,130\n  magnets pull E --path \"200,-40 202,-10 205,300\""
+        )
         @OptionGroup var options: EditOptions
         @Argument(help: "The letter.") var letter: String
         @Option(help: "The tile's color; needed only when several tiles bear the letter.") var color: String?
         @Option(parsing: .unconditional, help: ArgumentHelp("Drop it at X,Y.", valueName: "x,y")) var to: PointArgument?
-        @Option(parsing: .unconditional, help: ArgumentHelp("A touch path \"X,Y X,Y …\" starting on the tray.", valueName: "path")) var path: PathArgument?
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("A touch path \"X,Y X,Y …\" starting on the tray.", valueName: "path")) var path:
+            PathArgument?
 
         func validate() throws {
             _ = try Arguments.letter(letter)
@@ -37,8 +42,10 @@ extension Magnets {
             if tiles.count == 1 { return tiles[0].color }
             let list = (tiles.isEmpty ? board.tray : tiles).map { "'\($0.letter)' \($0.color)" }.joined(separator: ", ")
             if tiles.isEmpty {
-                throw StoreError.refused(board.tray.isEmpty ? "no '\(letter)' tile in the tray (the tray is empty)"
-                                                            : "no '\(letter)' tile in the tray (tiles: \(list))")
+                throw StoreError.refused(
+                    board.tray.isEmpty
+                        ? "no '\(letter)' tile in the tray (the tray is empty)"
+                        : "no '\(letter)' tile in the tray (tiles: \(list))")
             }
             throw StoreError.refused("several tiles bear '\(letter)': \(list); say which with --color")
         }
@@ -46,13 +53,21 @@ extension Magnets {
 
     /// `magnets move MAGNET (--to X,Y | --by DX,DY | --path "…")`.
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "move", abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.", discussion: "Example:\n  magnets move alice-4 --by 0,400")
+        static let configuration = CommandConfiguration(
+            commandName: "move",
+            abstract: "Drag a magnet: it is clamped to the board, stopped by boundaries, captured by zones.",
+            discussion: "Example:\n  magnets move alice-4 --by 0,400")
         @OptionGroup var options: EditOptions
-        @Argument(help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).",
-                  completion: Completion.magnets) var magnet: String
+        @Argument(
+            help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).",
+            completion: Completion.magnets) var magnet: String
         @Option(parsing: .unconditional, help: ArgumentHelp("Drag it to X,Y.", valueName: "x,y")) var to: PointArgument?
-        @Option(parsing: .unconditional, help: ArgumentHelp("Drag it by DX,DY (recorded as the absolute target).", valueName: "dx,dy")) var by: PointArgument?
-        @Option(parsing: .unconditional, help: ArgumentHelp("Drag it through \"X,Y X,Y …\".", valueName: "path")) var path: PathArgument?
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Drag it by DX,DY (recorded as the absolute target).", valueName: "dx,dy")) var by:
+            PointArgument?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Drag it through \"X,Y X,Y …\".", valueName: "path"))
+        var path: PathArgument?
 
         func validate() throws {
             guard [to != nil, by != nil, path != nil].filter({ $0 }).count == 1 else {
@@ -69,7 +84,9 @@ extension Magnets {
                 if let path { return .move(magnet: resolved, target: .path(path.points)) }
                 let center = board.magnets[resolved]!.center
                 let target = Point(x: center.x + by!.point.x, y: center.y + by!.point.y)
-                if let problem = Validation.pointProblem(target) { throw StoreError.refused("the target \(target) is out of range: \(problem)") }
+                if let problem = Validation.pointProblem(target) {
+                    throw StoreError.refused("the target \(target) is out of range: \(problem)")
+                }
                 return .move(magnet: resolved, target: .point(target))
             }
             Report.magnet(recorded, id!, json: options.json)
@@ -78,10 +95,13 @@ extension Magnets {
 
     /// `magnets return MAGNET`: back to the tray.
     struct Return: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "return", abstract: "Put a magnet back in the tray.", discussion: "Example:\n  magnets return alice-4")
+        static let configuration = CommandConfiguration(
+            commandName: "return", abstract: "Put a magnet back in the tray.",
+            discussion: "Example:\n  magnets return alice-4")
         @OptionGroup var options: EditOptions
-        @Argument(help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).",
-                  completion: Completion.magnets) var magnet: String
+        @Argument(
+            help: "The magnet: its id (alice-7), a letter only it bears, or its id with the replica cut short (a-7).",
+            completion: Completion.magnets) var magnet: String
 
         func run() throws {
             let recorded = try options.record { board in

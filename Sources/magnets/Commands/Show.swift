@@ -7,9 +7,14 @@ import MagnetsStore
 extension Magnets {
     /// `magnets show [--at N]`: the board as a picture in the terminal, then a listing.
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.", discussion: "Example:\n  magnets show -b bob.magnets --at 5")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show the board: a picture, then its magnets, zones, boundaries and tray.",
+            discussion: "Example:\n  magnets show -b bob.magnets --at 5")
         @OptionGroup var options: BoardOptions
-        @Option(parsing: .unconditional, help: ArgumentHelp("Show the board after the first N ops of the replay order.", valueName: "n")) var at: Int?
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Show the board after the first N ops of the replay order.", valueName: "n")) var at:
+            Int?
 
         func validate() throws {
             if let at, at < 1 { throw ValidationError("--at must be at least 1") }
@@ -17,21 +22,34 @@ extension Magnets {
 
         func run() throws {
             let file = try options.open(for: .reading)
-            let (board, clock) = try at.map { try file.board(after: $0) } ?? { let c = try file.current(); return (c.board, c.clock) }()
+            let (board, clock) =
+                try at.map { try file.board(after: $0) }
+                ?? {
+                    let c = try file.current()
+                    return (c.board, c.clock)
+                }()
             if options.json {
                 Output.json(Self.json(board, clock: clock, file: file))
                 return
             }
             print(TerminalPicture.render(board, columns: Output.columns, colored: Output.useColor))
             print(TerminalPicture.listing(board))
-            print("\nclock \(clock.description.isEmpty ? "(empty)" : clock.description)\(at.map { " — after op \($0)" } ?? "")")
+            print(
+                "\nclock \(clock.description.isEmpty ? "(empty)" : clock.description)\(at.map { " — after op \($0)" } ?? "")"
+            )
         }
 
         /// The `show --json` object of SPEC §6.
         static func json(_ board: Board, clock: VectorClock, file: BoardFile) -> JSONValue {
             .object([
-                ("board", .object([("id", .string(file.boardID)), ("name", .string(board.name)), ("width", .number(board.size.width)),
-                                   ("height", .number(board.size.height)), ("replica", .string(file.replica))])),
+                (
+                    "board",
+                    .object([
+                        ("id", .string(file.boardID)), ("name", .string(board.name)),
+                        ("width", .number(board.size.width)),
+                        ("height", .number(board.size.height)), ("replica", .string(file.replica)),
+                    ])
+                ),
                 ("magnets", board.magnetsJSON), ("zones", board.zonesJSON), ("boundaries", board.boundariesJSON),
                 ("tray", board.trayJSON), ("clock", .object(clock.replicas.map { ($0, .int(clock[$0])) })),
             ])
@@ -40,14 +58,25 @@ extension Magnets {
 
     /// `magnets render (--svg FILE | --timelapse FILE.html) [--at N]`.
     struct Render: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "render", abstract: "Draw the board as SVG, or its history as a timelapse page.", discussion: "Example:\n  magnets render --svg board.svg -b alice.magnets")
+        static let configuration = CommandConfiguration(
+            commandName: "render", abstract: "Draw the board as SVG, or its history as a timelapse page.",
+            discussion: "Example:\n  magnets render --svg board.svg -b alice.magnets")
         @OptionGroup var options: BoardFileOption
-        @Option(help: ArgumentHelp("Write the board as SVG to FILE.", valueName: "file"), completion: .file(extensions: ["svg"])) var svg: String?
-        @Option(help: ArgumentHelp("Write a page that replays the history to FILE.html.", valueName: "file"), completion: .file(extensions: ["html"])) var timelapse: String?
-        @Option(parsing: .unconditional, help: ArgumentHelp("The board after the first N ops (the last frame, for --timelapse).", valueName: "n")) var at: Int?
+        @Option(
+            help: ArgumentHelp("Write the board as SVG to FILE.", valueName: "file"),
+            completion: .file(extensions: ["svg"])) var svg: String?
+        @Option(
+            help: ArgumentHelp("Write a page that replays the history to FILE.html.", valueName: "file"),
+            completion: .file(extensions: ["html"])) var timelapse: String?
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("The board after the first N ops (the last frame, for --timelapse).", valueName: "n"))
+        var at: Int?
 
         func validate() throws {
-            guard (svg == nil) != (timelapse == nil) else { throw ValidationError("give exactly one of --svg or --timelapse") }
+            guard (svg == nil) != (timelapse == nil) else {
+                throw ValidationError("give exactly one of --svg or --timelapse")
+            }
             if let at, at < 1 { throw ValidationError("--at must be at least 1") }
         }
 
@@ -65,10 +94,15 @@ extension Magnets {
                 if let at, entry.position > at { return }
                 let before = board
                 let outcome = board.apply(entry.op)
-                frames.append(Timelapse.Frame(op: entry.op, outcome: outcome, before: before, after: board, caption: History.caption(entry)))
+                frames.append(
+                    Timelapse.Frame(
+                        op: entry.op, outcome: outcome, before: before, after: board, caption: History.caption(entry)))
             }
-            if try Output.writePicture(Timelapse.render(title: "\(file.current().board.name) — \(Output.count(frames.count, "op"))", frames: frames),
-                                       to: timelapse!, as: .html) {
+            if try Output.writePicture(
+                Timelapse.render(
+                    title: "\(file.current().board.name) — \(Output.count(frames.count, "op"))", frames: frames),
+                to: timelapse!, as: .html)
+            {
                 print("wrote \(timelapse!) (\(Output.count(frames.count, "frame")))")
             }
         }

@@ -11,7 +11,8 @@ extension Magnets {
             abstract: "List the words the magnets spell: letters side by side, read left to right.")
         @OptionGroup var options: BoardOptions
         @Option(parsing: .unconditional, help: "The words after the first N ops of the replay order.") var at: Int?
-        @Option(help: "A word list (one word a line, UTF-8): each word is marked known or not, ignoring case.") var dict: String?
+        @Option(help: "A word list (one word a line, UTF-8): each word is marked known or not, ignoring case.")
+        var dict: String?
 
         func validate() throws {
             if let at, at < 1 { throw ValidationError("--at must be at least 1") }
@@ -25,23 +26,29 @@ extension Magnets {
             let board = try at.map { try file.board(after: $0).board } ?? file.current().board
             let words = board.words
             if options.json {
-                Output.json(.array(words.map { word in
-                    var fields: [(String, JSONValue)] = [
-                        ("word", .string(word.text)), ("magnets", .array(word.magnets.map { .string($0.description) })),
-                        ("x", .number(word.x)), ("y", .number(word.y)),
-                    ]
-                    if let known { fields.append(("known", .bool(known.contains(word.text)))) }
-                    return .object(fields)
-                }))
+                Output.json(
+                    .array(
+                        words.map { word in
+                            var fields: [(String, JSONValue)] = [
+                                ("word", .string(word.text)),
+                                ("magnets", .array(word.magnets.map { .string($0.description) })),
+                                ("x", .number(word.x)), ("y", .number(word.y)),
+                            ]
+                            if let known { fields.append(("known", .bool(known.contains(word.text)))) }
+                            return .object(fields)
+                        }))
                 return
             }
             let when = at.map { " after op \($0)" } ?? ""
             guard !words.isEmpty else {
-                print("no words on the board\(when) (a word is two or more magnets side by side, level, read left to right)")
+                print(
+                    "no words on the board\(when) (a word is two or more magnets side by side, level, read left to right)"
+                )
                 return
             }
             for word in words {
-                var line = "\(word.text)  at \(Point(x: word.x, y: word.y))  \(word.magnets.map(\.description).joined(separator: " "))"
+                var line =
+                    "\(word.text)  at \(Point(x: word.x, y: word.y))  \(word.magnets.map(\.description).joined(separator: " "))"
                 if let known { line += known.contains(word.text) ? "  known" : "  not in \(dict!)" }
                 print(line)
             }
