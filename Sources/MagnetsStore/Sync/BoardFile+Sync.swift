@@ -97,14 +97,11 @@ extension BoardFile {
             { try a.sharedPart(before: earliest, heldBy: stateB.clock, lamportBound: lamportBound) },
             { try b.sharedPart(before: earliest, heldBy: stateA.clock, lamportBound: lamportBound) })
         guard partA == partB else { throw StoreError.sharedPartDiffers(stateA.name, stateB.name) }
-        let window = Timeline.merged(Timeline.merged(partA.ops, freshA), freshB)
+        // The window, in replay order, and which side lacked each op: 1 A, 2 B, 0 neither.
+        let (window, sides) = merged(partA.ops, freshA, freshB)
         // The conflicts between an op A lacked and an op B lacked (SPEC §4), found as the replay goes.
         let interval = a.checkpointInterval
         let (start, labels) = (partA.start, partA.labels)
-        // Which side lacked each op of the window: 1 A, 2 B, 0 neither.
-        let sides = window.map { op -> UInt8 in
-            op.id.seq > stateA.clock[op.id.replica] ? 1 : op.id.seq > stateB.clock[op.id.replica] ? 2 : 0
-        }
         let (replay, _) = try Parallel.both(
             { () -> (Replay, (count: Int, listed: [Conflict])) in
                 var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
@@ -128,5 +125,28 @@ extension BoardFile {
         return SyncReport(
             intoA: freshA.count, intoB: freshB.count, conflictCount: replay.1.count, conflicts: replay.1.listed,
             clock: clock, dryRun: dryRun)
+    }
+
+    /// Three lists in replay order merged into one, with the list each op came from: 0 `common`,
+    /// 1 `intoA`, 2 `intoB`.
+    private static func merged(_ common: [Operation], _ intoA: [Operation], _ intoB: [Operation])
+        -> (ops: [Operation], sides: [UInt8]) {
+        let lists = [common, intoA, intoB]
+        var next = [0, 0, 0]
+        var ops: [Operation] = []
+        var sides: [UInt8] = []
+        ops.reserveCapacity(common.count + intoA.count + intoB.count)
+        sides.reserveCapacity(ops.capacity)
+        while true {
+            var best: Int?
+            for k in 0..<3 where next[k] < lists[k].count {
+                if let b = best, !Operation.replaysBefore(lists[k][next[k]], lists[b][next[b]]) { continue }
+                best = k
+            }
+            guard let k = best else { return (ops, sides) }
+            ops.append(lists[k][next[k]])
+            sides.append(UInt8(k))
+            next[k] += 1
+        }
     }
 }
