@@ -43,6 +43,18 @@ struct ClampingTests {
                 board: Size(width: 1000, height: 40), magnet: Size(width: 40, height: 60), target: P(500, 0),
                 expected: P(500, 10),
                 arithmetic: "h 60 > H 40: y ∈ [40 − 30, 30] = [10, 30] → 10"),
+            Row(
+                board: Size(width: 1000, height: 40), magnet: Size(width: 40, height: 60), target: P(500, 100),
+                expected: P(500, 30),
+                arithmetic: "oversize on y: y ∈ [10, 30] → 30"),
+            Row(
+                board: Size(width: 100, height: 40), magnet: Size(width: 300, height: 60), target: P(-200, 0),
+                expected: P(-50, 10),
+                arithmetic: "oversize on both axes: x ∈ [−50, 150] → −50 for −200, y ∈ [10, 30] → 10 for 0"),
+            Row(
+                board: Size(width: 1000, height: 700), magnet: Size(width: 1000, height: 50), target: P(0, 900),
+                expected: P(500, 675),
+                arithmetic: "w = W: x ∈ [500, 500] whatever the target; y = 700 − 25 = 675"),
         ])
     func clamp(row: Row) {
         var scene = Scene(width: row.board.width, height: row.board.height)
@@ -58,6 +70,42 @@ struct ClampingTests {
         let outcome = scene.move(id, [P(2000, 300)])
         #expect(outcome.names == ["constrained", "moved"])
         #expect(outcome.events.first == .constrained(magnet: id, at: P(980, 300)))
+    }
+
+    struct PathRow: Sendable, CustomTestStringConvertible {
+        var path: [Point]
+        var constrained: [Point]
+        var end: Point
+        var arithmetic: String
+        var testDescription: String { arithmetic }
+    }
+
+    @Test(
+        "every point of a path is clamped first, and each clamped one is reported",
+        arguments: [
+            PathRow(
+                path: [P(1200, 300), P(1200, 900)], constrained: [P(980, 300), P(980, 675)], end: P(980, 675),
+                arithmetic: "x → 980 at both points, y → 675 at the second"),
+            PathRow(
+                path: [P(-100, 300), P(300, 300)], constrained: [P(20, 300)], end: P(300, 300),
+                arithmetic: "the first point is clamped to x = 20; the second is on the board"),
+            PathRow(
+                path: [P(500, -500), P(500, 300)], constrained: [P(500, 25)], end: P(500, 300),
+                arithmetic: "above the board: y = 25, then back down"),
+        ])
+    func path(row: PathRow) {
+        var scene = Scene()
+        let id = scene.magnet(at: P(500, 300))
+        let outcome = scene.move(id, row.path)
+        #expect(outcome.events.dropLast() == row.constrained.map { .constrained(magnet: id, at: $0) })
+        #expect(scene.at(id) == row.end)
+    }
+
+    @Test("pull --to places the new magnet at its target clamped by R1")
+    func pullClamped() {
+        var scene = Scene()
+        let id = scene.magnet(at: P(-100, 900))
+        #expect(scene.at(id) == P(20, 675))
     }
 
     @Test("resizing re-clamps magnets and keeps their zones")

@@ -55,6 +55,17 @@ struct TrayAndSwipeTests {
             SwipeRow(
                 path: [P(0, 0), P(5, 10), P(5, 20)], expected: .down, why: "down reached at point 2 (dy 20, dx 5)"),
             SwipeRow(path: [P(0, 0), P(20, 20)], expected: nil, why: "diagonal: neither axis is under 12 across"),
+            SwipeRow(path: [P(0, 0), P(0, -16)], expected: nil, why: "dy = −16: up needs −dy > 16"),
+            SwipeRow(path: [P(0, 0), P(11.9, -16.5)], expected: .up, why: "up: −dy = 16.5, |dx| = 11.9"),
+            SwipeRow(path: [P(0, 0), P(16, 0)], expected: nil, why: "dx = 16 is not > 16"),
+            SwipeRow(path: [P(0, 0), P(17, 12)], expected: nil, why: "right needs |dy| < 12: 12 is not"),
+            SwipeRow(path: [P(0, 0), P(17, -11.9)], expected: .right, why: "right: dx 17, |dy| 11.9"),
+            SwipeRow(path: [P(0, 0), P(-16.5, 11.9)], expected: .left, why: "left: −dx 16.5, |dy| 11.9"),
+            SwipeRow(
+                path: [P(100, -50), P(101, -30)], expected: .down,
+                why: "from the start point, not the origin: dy 20, dx 1"),
+            SwipeRow(path: [P(0, 0)], expected: nil, why: "a single point reaches no class"),
+            SwipeRow(path: [P(0, 0), P(0, 10), P(0, 5), P(-3, 14)], expected: nil, why: "never beyond 16 on any axis"),
         ])
     func thresholds(row: SwipeRow) {
         #expect(Swipe.recognise(row.path)?.swipe == row.expected)
@@ -75,20 +86,30 @@ struct TrayAndSwipeTests {
         #expect(outcome.contact?.0 == "shelf")
     }
 
+    struct RefusedPullRow: Sendable, CustomTestStringConvertible {
+        var path: [Point]
+        var swipe: Swipe?
+        var why: String
+        var testDescription: String { why }
+    }
+
     @Test(
-        "a sideways swipe scrolls the tray: the pull is rejected and nothing changes",
+        "only a downward swipe pulls: anything else is refused and changes nothing",
         arguments: [
-            [P(200, -40), P(230, -38)], [P(200, -40), P(170, -40)], [P(200, -40), P(205, -35)],
+            RefusedPullRow(path: [P(200, -40), P(230, -38)], swipe: .right, why: "right: scrolls the tray"),
+            RefusedPullRow(path: [P(200, -40), P(170, -40)], swipe: .left, why: "left: scrolls the tray"),
+            RefusedPullRow(path: [P(200, -40), P(200, -60)], swipe: .up, why: "up"),
+            RefusedPullRow(
+                path: [P(200, -40), P(230, -38), P(200, 100)], swipe: .right,
+                why: "right first, down later: right decides"),
+            RefusedPullRow(path: [P(200, -40), P(205, -35)], swipe: nil, why: "never becomes a swipe"),
         ])
-    func sideways(path: [Point]) {
+    func refusedPull(row: RefusedPullRow) {
         var s = Scene()
         s.apply(.trayAdd(letter: "E", color: "red", size: .magnetDefault, count: 1))
         let before = s.board
-        let outcome = s.apply(.pull(letter: "E", color: "red", target: .path(path)))
-        guard case .notAPull = outcome.rejection else {
-            Issue.record("expected notAPull, got \(outcome)")
-            return
-        }
+        let outcome = s.apply(.pull(letter: "E", color: "red", target: .path(row.path)))
+        #expect(outcome.rejection == .notAPull(row.swipe))
         #expect(s.board == before)
     }
 

@@ -4,32 +4,182 @@ import Testing
 /// R3: zones capture, recapture and let escape; capacity and colour filters.
 @Suite("R3 — snap zones")
 struct ZoneTests {
-    // slot: 400,100 80×80, center (440, 140). dock: 600,100 80×80, center (640, 140).
-    func scene() -> Scene {
-        var s = Scene()
-        s.zone("slot", R(400, 100, 80, 80))
-        s.zone("dock", R(600, 100, 80, 80), capacity: 2)
-        return s
+    /// One drag under R3. The magnet (`color`, 40 × 50) is pulled to `start` on an empty board;
+    /// then `zones` are added (which captures nothing by itself), then `boundaries`; then a red
+    /// magnet is pulled to each point of `fill` (so that a zone there holds it); then, when
+    /// `before` is given, a first drag along it gives the magnet its parent. The row's drag is
+    /// along `path`. `events` lists what the drag did, `moved` and `constrained` aside.
+    struct DragRow: Sendable, CustomTestStringConvertible {
+        var zones: [Zone]
+        var boundaries: [(name: String, from: Point, to: Point)] = []
+        var fill: [Point] = []
+        var color = "red"
+        var start: Point
+        var before: [Point]?
+        var path: [Point]
+        var zone: String?
+        var end: Point
+        var events: [String]
+        var passedOver: [String] = []
+        var arithmetic: String
+        var testDescription: String { arithmetic }
     }
 
-    @Test("entering a zone mid-path captures at its center and ignores the rest of the path")
-    func midPath() {
-        var s = scene()
-        let id = s.magnet(at: P(100, 140))
-        // Rect right edge 100 + 20 reaches x = 400 when the center is at 380: captured there.
-        let outcome = s.move(id, [P(300, 140), P(900, 140), P(900, 600)])
-        #expect(outcome.events == [.capture(zone: "slot", at: P(440, 140)), .moved(magnet: id, to: P(440, 140))])
-        #expect(s.zoneOf(id) == "slot")
+    // slot: 400,100 80×80, center (440, 140), capacity 1. dock: 600,100 80×80, center (640, 140).
+    static let slot = Zone(name: "slot", rect: R(400, 100, 80, 80))
+    static let dock = Zone(name: "dock", rect: R(600, 100, 80, 80), capacity: 2)
+    static let smallDock = Zone(name: "dock", rect: R(600, 100, 80, 80))
+    static let blues = Zone(name: "blues", rect: R(400, 100, 80, 80), accepts: ["blue"])
+
+    @Test(
+        "capture at entry, passing over what is not available",
+        arguments: [
+            DragRow(
+                zones: [slot], start: P(100, 140), path: [P(300, 140), P(900, 140), P(900, 600)],
+                zone: "slot", end: P(440, 140), events: ["capture"],
+                arithmetic:
+                    "right edge 100 + 20 reaches x = 400 on the second leg: snaps to (440, 140), the rest is ignored"),
+            DragRow(
+                zones: [slot], start: P(430, 130), path: [P(800, 500)], zone: "slot", end: P(440, 140),
+                events: ["capture"],
+                arithmetic: "a free magnet already over a zone is captured at the very start of a drag"),
+            DragRow(
+                zones: [Zone(name: "big", rect: R(600, 0, 300, 700)), Zone(name: "small", rect: R(300, 135, 40, 10))],
+                start: P(100, 140), path: [P(900, 140)], zone: "small", end: P(320, 140), events: ["capture"],
+                arithmetic: "small is entered first (x = 280) though big (x = 580, created earlier) would overlap more"),
+            DragRow(
+                zones: [slot, dock], fill: [P(440, 140)], start: P(100, 140), path: [P(900, 140)],
+                zone: "dock", end: P(640, 140), events: ["capture"], passedOver: ["slot"],
+                arithmetic: "slot is full: passed over and reported; dock (capacity 2) captures at x = 600 − 20 = 580"),
+            DragRow(
+                zones: [blues], start: P(100, 140), path: [P(900, 140)], zone: nil, end: P(900, 140), events: [],
+                arithmetic: "blues refuses red: as if it were not there (and not reported)"),
+            DragRow(
+                zones: [blues], color: "blue", start: P(100, 140), path: [P(900, 140)], zone: "blues", end: P(440, 140),
+                events: ["capture"], arithmetic: "…and captures a blue magnet"),
+            DragRow(
+                zones: [slot, smallDock], fill: [P(640, 140)], start: P(100, 140), path: [P(900, 140)],
+                zone: "slot", end: P(440, 140), events: ["capture"],
+                arithmetic: "the full dock lies beyond the capture: never reached, not reported"),
+            DragRow(
+                zones: [slot], boundaries: [(name: "wall", from: P(350, 0), to: P(350, 700))], fill: [P(440, 140)],
+                start: P(100, 140), path: [P(900, 140)], zone: nil, end: P(330, 140), events: ["contact"],
+                arithmetic: "the full slot lies beyond a contact at 350 − 20 = 330: not reported"),
+            DragRow(
+                zones: [slot], boundaries: [(name: "wall", from: P(550, 0), to: P(550, 700))], fill: [P(440, 140)],
+                start: P(100, 140), path: [P(900, 140)], zone: nil, end: P(530, 140), events: ["contact"],
+                passedOver: ["slot"],
+                arithmetic: "the full slot is entered before the contact at 550 − 20 = 530: reported"),
+        ])
+    func capture(row: DragRow) { check(row) }
+
+    @Test(
+        "a magnet leaving, crossing or staying in its parent",
+        arguments: [
+            DragRow(
+                zones: [slot], start: P(100, 140), before: [P(440, 140)], path: [P(455, 160)],
+                zone: "slot", end: P(440, 140), events: ["recapture"],
+                arithmetic: "dropped inside its own (full) zone: recaptured at its center"),
+            DragRow(
+                zones: [slot], start: P(100, 140), before: [P(440, 140)], path: [P(460, 150), P(300, 500)],
+                zone: nil, end: P(300, 500), events: ["escape"],
+                arithmetic: "moving inside its parent never snaps during the drag: it goes on out and escapes"),
+            DragRow(
+                zones: [slot], start: P(100, 140), before: [P(440, 140)], path: [P(300, 500)],
+                zone: nil, end: P(300, 500), events: ["escape"],
+                arithmetic: "dropped clear of its zone: escapes, free where it lies"),
+            DragRow(
+                zones: [slot, dock], start: P(100, 140), before: [P(440, 140)], path: [P(900, 140)],
+                zone: "dock", end: P(640, 140), events: ["capture"],
+                arithmetic: "from its zone into another: the new one captures at (640, 140)"),
+            DragRow(
+                zones: [slot, smallDock], fill: [P(640, 140)], start: P(100, 140), before: [P(440, 140)],
+                path: [P(900, 140)],
+                zone: nil, end: P(900, 140), events: ["escape"], passedOver: ["dock"],
+                arithmetic: "from its zone across a full one: passed over, it escapes at the path's end"),
+            DragRow(
+                zones: [slot], boundaries: [(name: "wall", from: P(470, 0), to: P(470, 700))], start: P(100, 140),
+                before: [P(440, 140)], path: [P(600, 140)], zone: "slot", end: P(440, 140),
+                events: ["contact", "recapture"],
+                arithmetic: "stopped by a wall at 470 − 20 = 450, still over its zone: recaptured"),
+        ])
+    func parent(row: DragRow) { check(row) }
+
+    func check(_ row: DragRow) {
+        var s = Scene()
+        let id = s.magnet(row.color == "red" ? "A" : "B", color: row.color, at: row.start)
+        for zone in row.zones { s.apply(.zoneAdd(zone)) }
+        #expect(s.zoneOf(id) == nil)  // adding a zone captures nothing by itself
+        for b in row.boundaries { s.boundary(b.name, from: b.from, to: b.to) }
+        for point in row.fill {
+            let filler = s.magnet("F", at: point)
+            #expect(s.zoneOf(filler) != nil)
+        }
+        if let before = row.before {
+            s.move(id, before)
+            #expect(s.zoneOf(id) != nil)
+        }
+        let outcome = s.move(id, row.path)
+        #expect(outcome.names.filter { $0 != "moved" && $0 != "constrained" } == row.events)
+        #expect(s.zoneOf(id) == row.zone)
+        #expect(s.at(id) == row.end)
+        #expect(outcome.passedOver == row.passedOver)
+        // Occupancy is the count of the magnets whose parent the zone is.
+        for zone in s.board.zones { #expect(zone.occupancy == s.board.magnets(in: zone.name).count) }
     }
 
-    @Test("a free magnet already over a zone is captured at the very start of a drag")
-    func atStart() {
+    /// A magnet placed by `pull --to` at `at`: the drop rules alone.
+    struct DropRow: Sendable, CustomTestStringConvertible {
+        var zones: [Zone]
+        var fill: [Point] = []
+        var at: Point
+        var zone: String?
+        var passedOver: [String] = []
+        var arithmetic: String
+        var testDescription: String { arithmetic }
+    }
+
+    // left: 400,100 100×100; right: 500,100 100×100. A 40×50 rect at (x, 150) spans x − 20…x + 20.
+    static let left = Zone(name: "left", rect: R(400, 100, 100, 100))
+    static let right = Zone(name: "right", rect: R(500, 100, 100, 100))
+
+    @Test(
+        "the drop rules: largest overlap, then earliest-created; touching is no overlap",
+        arguments: [
+            DropRow(
+                zones: [left, right], at: P(490, 150), zone: "left",
+                arithmetic: "x 470…510: 30 × 50 with left, 10 × 50 with right"),
+            DropRow(
+                zones: [left, right], at: P(510, 150), zone: "right",
+                arithmetic: "x 490…530: 10 with left, 30 with right"),
+            DropRow(
+                zones: [left, right], at: P(500, 150), zone: "left", arithmetic: "20 and 20: the earlier-created (left)"
+            ),
+            DropRow(
+                zones: [right, left], at: P(500, 150), zone: "right",
+                arithmetic: "20 and 20: the earlier-created (right)"),
+            DropRow(
+                zones: [left, right], fill: [P(450, 150)], at: P(490, 150), zone: "right", passedOver: ["left"],
+                arithmetic: "left is full: passed over and reported, right captures"),
+            DropRow(
+                zones: [Zone(name: "blues", rect: R(400, 100, 100, 100), accepts: ["blue"])], at: P(450, 150),
+                zone: nil,
+                arithmetic: "a zone refusing red: as if it were not there"),
+            DropRow(
+                zones: [left], at: P(380, 150), zone: nil, arithmetic: "x 360…400 only touches left's edge at 400: free"
+            ),
+            DropRow(
+                zones: [left], at: P(380.5, 150), zone: "left", arithmetic: "x 360.5…400.5: a 0.5 × 50 overlap captures"
+            ),
+        ])
+    func drop(row: DropRow) {
         var s = Scene()
-        let id = s.magnet(at: P(430, 130))
-        s.zone("slot", R(400, 100, 80, 80))  // adding a zone captures nothing by itself
-        #expect(s.zoneOf(id) == nil)
-        s.move(id, [P(800, 500)])
-        #expect(s.at(id) == P(440, 140) && s.zoneOf(id) == "slot")
+        for zone in row.zones { s.apply(.zoneAdd(zone)) }
+        for point in row.fill { s.magnet("F", at: point) }
+        let id = s.magnet(at: row.at)
+        #expect(s.zoneOf(id) == row.zone)
+        #expect(s.at(id) == row.zone.map { s.board.zone(named: $0)!.rect.center } ?? row.at)
+        #expect(s.outcomes.last?.passedOver == row.passedOver)
     }
 
     struct TieRow: Sendable, CustomTestStringConvertible {
@@ -55,60 +205,10 @@ struct ZoneTests {
         #expect(s.zoneOf(id) == row.winner)
     }
 
-    @Test("a full zone is passed over as if it were not there, and reported")
-    func capacity() {
-        var s = scene()
-        let first = s.magnet(at: P(440, 140))
-        #expect(s.zoneOf(first) == "slot")
-        let second = s.magnet(at: P(100, 140))
-        // slot is full: the drag goes on and reaches dock (capacity 2) at x = 600 − 20 = 580.
-        let outcome = s.move(second, [P(900, 140)])
-        #expect(outcome.passedOver == ["slot"])
-        #expect(s.zoneOf(second) == "dock" && s.at(second) == P(640, 140))
-    }
-
-    @Test("a zone refusing the color is passed over")
-    func colorFilter() {
-        var s = Scene()
-        s.zone("blues", R(400, 100, 80, 80), accepts: ["blue"])
-        let red = s.magnet("A", color: "red", at: P(100, 140))
-        s.move(red, [P(900, 140)])
-        #expect(s.zoneOf(red) == nil && s.at(red) == P(900, 140))
-        let blue = s.magnet("B", color: "blue", at: P(100, 140))
-        s.move(blue, [P(900, 140)])
-        #expect(s.zoneOf(blue) == "blues" && s.at(blue) == P(440, 140))
-    }
-
-    @Test("dropped inside its own zone: recaptured at the center; moving inside never snaps during the drag")
-    func recapture() {
-        var s = scene()
-        let id = s.magnet(at: P(440, 140))
-        let outcome = s.move(id, [P(455, 160)])
-        #expect(outcome.events == [.recapture(zone: "slot", at: P(440, 140)), .moved(magnet: id, to: P(440, 140))])
-    }
-
-    @Test("dropped outside its zone: escapes, free where it lies")
-    func escape() {
-        var s = scene()
-        let id = s.magnet(at: P(440, 140))
-        let outcome = s.move(id, [P(300, 500)])
-        #expect(
-            outcome.events == [.escape(magnet: id, zone: "slot", at: P(300, 500)), .moved(magnet: id, to: P(300, 500))])
-        #expect(s.board.zone(named: "slot")?.occupancy == 0)
-    }
-
-    @Test("from one zone into another: the new zone captures, the old one frees a place")
-    func zoneToZone() {
-        var s = scene()
-        let id = s.magnet(at: P(440, 140))
-        s.move(id, [P(900, 140)])
-        #expect(s.zoneOf(id) == "dock")
-        #expect(s.board.zone(named: "slot")?.occupancy == 0 && s.board.zone(named: "dock")?.occupancy == 1)
-    }
-
     @Test("removing a zone frees its magnets where they lie; its name is free again")
     func removal() {
-        var s = scene()
+        var s = Scene()
+        s.apply(.zoneAdd(ZoneTests.slot))
         let id = s.magnet(at: P(440, 140))
         let outcome = s.apply(.zoneRemove(name: "slot"))
         #expect(outcome.events == [.zoneRemoved("slot"), .escape(magnet: id, zone: "slot", at: P(440, 140))])

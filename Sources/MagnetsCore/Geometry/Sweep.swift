@@ -14,9 +14,6 @@ public struct Sweep: Sendable {
     /// Zero for a leg of no length.
     let normalX: Double, normalY: Double, band: Double, reach: Double
 
-    /// The length of the leg (kept: every boundary contact asks for it).
-    public let length: Double
-
     public init(from start: Point, to end: Point, size: Size) {
         self.start = start
         self.end = end
@@ -25,7 +22,6 @@ public struct Sweep: Sendable {
         let dx = end.x - start.x
         let dy = end.y - start.y
         let length = (dx * dx + dy * dy).squareRoot()
-        self.length = length
         if length > 0 {
             normalX = -dy / length
             normalY = dx / length
@@ -36,15 +32,10 @@ public struct Sweep: Sendable {
         }
     }
 
-    /// How far apart on the leg's normal two things must be for the test below to call them apart:
-    /// far above the rounding of the projections, so it never drops a real meeting.
-    static let hullMargin = 1e-3
-
-    /// A cheap exact-enough test before the analytic ones: `false` only when `rect` lies wholly
-    /// to one side of the band the moving rect sweeps (separated on the leg's normal), so it can
-    /// neither be entered nor touched on this leg. Long diagonal legs have large bounding boxes
-    /// but thin bands.
-    @inline(__always)
+    /// A cheap test before the exact ones: `false` only when `rect` lies wholly to one side of
+    /// the band the moving rect sweeps (apart from it on the leg's normal by more than
+    /// `hullMargin`), so it can be neither entered nor touched on this leg. A long diagonal leg
+    /// has a large bounding box but a thin band. Always `true` for a leg of no length.
     func mayMeet(_ rect: Rect) -> Bool {
         guard normalX != 0 || normalY != 0 else { return true }
         let center = (rect.minX + rect.maxX) / 2 * normalX + (rect.minY + rect.maxY) / 2 * normalY
@@ -52,8 +43,7 @@ public struct Sweep: Sendable {
         return abs(center - band) <= half + reach + Sweep.hullMargin
     }
 
-    /// The same for a segment.
-    @inline(__always)
+    /// The same test for a segment: `false` only when both its ends lie on one side of the band.
     func mayMeet(_ segment: Segment) -> Bool {
         guard normalX != 0 || normalY != 0 else { return true }
         let a = segment.from.x * normalX + segment.from.y * normalY - band
@@ -62,8 +52,18 @@ public struct Sweep: Sendable {
         return !((a > limit && b > limit) || (a < -limit && b < -limit))
     }
 
-    @inline(__always) var dx: Double { end.x - start.x }
-    @inline(__always) var dy: Double { end.y - start.y }
+    /// The moving rect's size.
+    public var size: Size { Size(width: halfWidth * 2, height: halfHeight * 2) }
+
+    /// The length of the leg.
+    public var length: Double { (dx * dx + dy * dy).squareRoot() }
+
+    /// A margin far above the rounding of any projection or computed position: a band or box
+    /// around (part of) a leg widened by it never misses what that part meets.
+    static let hullMargin = 1e-3
+
+    var dx: Double { end.x - start.x }
+    var dy: Double { end.y - start.y }
 
     /// The center at parameter `t`.
     public func point(at t: Double) -> Point { start.interpolated(to: end, at: t) }
@@ -96,12 +96,12 @@ public struct Sweep: Sendable {
         let both = ix.intersection(iy)
         guard !both.isEmpty, both.upper > 0, both.lower < 1 else { return nil }
         if both.lower <= 0 {
-            let rect = Rect(center: start, size: Size(width: halfWidth * 2, height: halfHeight * 2))
+            let rect = Rect(center: start, size: size)
             return ZoneEntry(t: 0, atStart: true, measure: rect.overlapArea(with: zone))
         }
         let t = both.lower
         let at = point(at: t)
-        let moving = Rect(center: at, size: Size(width: halfWidth * 2, height: halfHeight * 2))
+        let moving = Rect(center: at, size: size)
         let sharedX = Rect.sharedLength(moving.minX, moving.maxX, zone.minX, zone.maxX)
         let sharedY = Rect.sharedLength(moving.minY, moving.maxY, zone.minY, zone.maxY)
         let measure: Double
@@ -174,7 +174,6 @@ public struct Sweep: Sendable {
 
     /// The unit normal of a slanted segment, or `nil` for a horizontal, vertical or zero-length
     /// one (then the x and y axes alone separate it from a rect).
-    @inline(__always)
     static func normal(of segment: Segment) -> (x: Double, y: Double)? {
         let sx = segment.to.x - segment.from.x
         let sy = segment.to.y - segment.from.y
@@ -185,7 +184,6 @@ public struct Sweep: Sendable {
 
     /// The open range of center projections on an axis for which the rect overlaps the segment's
     /// projection.
-    @inline(__always)
     static func range(
         of segment: Segment, axisX: Double, axisY: Double,
         halfWidth: Double, halfHeight: Double

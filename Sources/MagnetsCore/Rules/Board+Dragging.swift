@@ -1,5 +1,7 @@
 // R2 — collision boundaries, R3 — snap zones: a drag and the drop that ends it.
 extension Board {
+    // MARK: - Drag
+
     /// Drags `magnet` from where it is through `points` (already clamped by R1), then applies the
     /// drop rules where the drag ended. Appends what happened to `events` and the full zones it
     /// passed over to `passedOver`; updates zone occupancy. The caller stores the magnet back.
@@ -7,161 +9,147 @@ extension Board {
     /// The drag ends at the first of: entering an available zone other than its parent (capture;
     /// the rest of the path is ignored), a boundary contact, the end of the path.
     ///
+    /// Each leg (a straight stretch between two points) is tested in two passes: boundaries
+    /// first, to learn where a contact would end the drag, then zones, whose entries only count
+    /// up to that point. See ``LegBox`` for how the first pass spares the second most tests.
+    ///
     /// - Complexity: O(legs × (zones + boundaries)); independent of the legs' lengths.
     mutating func drag(
         _ magnet: inout Magnet, through points: UnsafeBufferPointer<Point>,
         events: inout [Event], passedOver: inout [String]
     ) {
-        let start = magnet.center
-        let size = magnet.size
-        var current = start
-        let tol = Geometry.tolerance
-        let halfWidth = size.width / 2
-        let halfHeight = size.height / 2
-        // The zones near the last leg, for the drop where the drag ends.
-        var near: NearZones?
-        for target in points {
-            let sweep = Sweep(from: current, to: target, size: size)
-            // The leg's bounds, widened by the tolerance: the cheap test every zone and boundary
-            // meets first.
-            var box = LegBox(
-                minX: Swift.min(current.x, target.x) - halfWidth - tol,
-                maxX: Swift.max(current.x, target.x) + halfWidth + tol,
-                minY: Swift.min(current.y, target.y) - halfHeight - tol,
-                maxY: Swift.max(current.y, target.y) + halfHeight + tol)
-            // The first boundary touched on this leg that holds the magnet (R2). Boundaries come
-            // first: nothing met after a contact matters (a later contact loses to it; a zone
-            // entered later is neither captured nor passed over), so once one is found the box
-            // shrinks to the part of the leg before it and most of the rest fail the cheap test.
-            var contact: (t: Double, index: Int)?
-            boundaries.withUnsafeBufferPointer { boundaries in
-                for index in boundaries.indices {
-                    let segment = boundaries[index].segment
-                    // On the first leg a boundary piercing the rect finds no contact by itself (the
-                    // rect starts inside it); later legs ask whether it pierced at the drag's start.
-                    guard box.minX <= Swift.max(segment.from.x, segment.to.x),
-                        Swift.min(segment.from.x, segment.to.x) <= box.maxX,
-                        box.minY <= Swift.max(segment.from.y, segment.to.y),
-                        Swift.min(segment.from.y, segment.to.y) <= box.maxY,
-                        sweep.mayMeet(segment), let t = sweep.contact(with: segment),
-                        current == start || !Sweep.segment(segment, piercesRectAt: start, size: size)
-                    else { continue }
-                    // Equal ones go to the earlier-created boundary, seen first.
-                    if let found = contact, !(t < found.t) { continue }
-                    contact = (t, index)
-                    box.narrow(to: sweep, before: t)
-                }
-            }
-            // The first available zone entered on this leg (R3).
-            var best: (entry: Sweep.ZoneEntry, index: Int)?
-            // Full zones entered on this leg, by index, with the parameter of their entry: a bit
-            // and a slot on the stack for each of the first 64 (no allocation, and no second
-            // entry test to see whether the drag got that far), an array beyond.
-            var fullMask: UInt64 = 0
-            var fullBeyond: [(t: Double, index: Int)] = []
-            // Zones that pass the box test, by index (the first 64): the only ones the drop can
-            // find if the drag ends on this leg.
-            var nearMask: UInt64 = 0
-            withUnsafeTemporaryAllocation(of: Double.self, capacity: 64) { fullT in
-                // Fields are read in place (no copy of a zone per test): the cheap box test first.
-                zones.withUnsafeBufferPointer { zones in
-                    for index in zones.indices {
-                        let rect = zones[index].rect
-                        guard box.meets(rect) else { continue }
-                        if index < 64 { nearMask |= 1 << UInt64(index) }
-                        guard sweep.mayMeet(rect), let entry = sweep.entry(into: rect),
-                            zones[index].name != magnet.zone, zones[index].accepts(color: magnet.color)
-                        else { continue }
-                        if zones[index].occupancy >= zones[index].capacity {
-                            if index < 64 {
-                                fullMask |= 1 << UInt64(index)
-                                fullT[index] = entry.t
-                            } else {
-                                fullBeyond.append((entry.t, index))
-                            }
-                        } else if let current = best {
-                            if Board.entersFirst(entry, before: current.entry) { best = (entry, index) }
-                        } else {
-                            best = (entry, index)
-                        }
-                    }
-                }
-                let endT = min(best?.entry.t ?? 1, contact?.t ?? 1)
-                // Those entered before the drag ended were passed over.
-                while fullMask != 0 {
-                    let index = fullMask.trailingZeroBitCount
-                    fullMask &= fullMask - 1
-                    if fullT[index] <= endT, !passedOver.contains(zones[index].name) {
-                        passedOver.append(zones[index].name)
-                    }
-                }
-                for zone in fullBeyond where zone.t <= endT && !passedOver.contains(zones[zone.index].name) {
-                    passedOver.append(zones[zone.index].name)
-                }
-            }
-            if let best, contact.map({ best.entry.t <= $0.t }) ?? true {
-                capture(&magnet, into: best.index, events: &events)
+        let dragStart = magnet.center
+        var legStart = dragStart
+        for legEnd in points {
+            let leg = Sweep(from: legStart, to: legEnd, size: magnet.size)
+            var box = LegBox(leg)
+            let contact = firstContact(on: leg, dragStart: dragStart, narrowing: &box)
+            if let zone = firstZoneEntered(
+                on: leg, by: magnet, within: box, before: contact?.t,
+                passedOver: &passedOver)
+            {
+                capture(&magnet, into: zone, events: &events)
                 return
             }
             if let contact {
-                let touching = sweep.point(at: contact.t)
-                let at = clamp(Point(x: Geometry.quantized(touching.x), y: Geometry.quantized(touching.y)), size: size)
-                magnet.center = at
-                events.append(.contact(boundary: boundaries[contact.index].name, at: at))
-                drop(&magnet, events: &events, passedOver: &passedOver, near: NearZones(mask: nearMask, box: box))
+                stop(&magnet, against: contact.boundary, on: leg, at: contact.t, events: &events)
+                drop(&magnet, events: &events, passedOver: &passedOver)
                 return
             }
-            near = NearZones(mask: nearMask, box: box)
-            current = target
+            legStart = legEnd
         }
-        magnet.center = current
-        drop(&magnet, events: &events, passedOver: &passedOver, near: near)
+        magnet.center = legStart
+        drop(&magnet, events: &events, passedOver: &passedOver)
     }
+
+    /// The first boundary that holds the magnet and that the leg runs into (R2): the index of
+    /// the boundary and the parameter of the contact on the leg, or `nil`. Of two contacts at
+    /// the same point, the earlier-created boundary's.
+    ///
+    /// Once a contact is found, `box` shrinks to the part of the leg before it (see ``LegBox``):
+    /// the boundaries tested after it, and the zones tested after this call, are then the ones
+    /// that could be met before that contact. Only boundaries that meet `box` and the band the
+    /// leg sweeps (`Sweep.mayMeet`) get the exact test.
+    func firstContact(
+        on leg: Sweep, dragStart: Point,
+        narrowing box: inout LegBox
+    ) -> (boundary: Int, t: Double)? {
+        var first: (boundary: Int, t: Double)?
+        for (index, boundary) in boundaries.enumerated() {
+            let segment = boundary.segment
+            guard box.meets(segment), leg.mayMeet(segment), let t = leg.contact(with: segment) else { continue }
+            // A boundary through the rect's interior where the drag began does not hold it, on any
+            // leg (on the first, such a boundary finds no contact by itself: the rect starts inside).
+            if leg.start != dragStart, Sweep.segment(segment, piercesRectAt: dragStart, size: leg.size) { continue }
+            if let first, first.t <= t { continue }
+            first = (index, t)
+            box.narrow(to: leg, before: t)
+        }
+        return first
+    }
+
+    /// The first available zone other than the magnet's parent that the leg enters, at or
+    /// before `limit` (a contact's parameter) when there is one (R3): its index, or `nil`.
+    /// Ties go as ``entersFirst(_:before:)`` says.
+    ///
+    /// Appends to `passedOver` the full zones entered no later than where the drag ends on this
+    /// leg (that capture, the contact, or the leg's end). A zone refusing the magnet's color is
+    /// not there for it at all.
+    ///
+    /// Zones that miss `box`, or the band the leg sweeps (`Sweep.mayMeet`), are not tested: they
+    /// cannot be entered on the part of the leg that matters.
+    func firstZoneEntered(
+        on leg: Sweep, by magnet: Magnet, within box: LegBox, before limit: Double?,
+        passedOver: inout [String]
+    ) -> Int? {
+        var first: (entry: Sweep.ZoneEntry, zone: Int)?
+        var fullZonesEntered: [(t: Double, zone: Int)] = []
+        for (index, zone) in zones.enumerated() {
+            guard box.meets(zone.rect), leg.mayMeet(zone.rect),
+                zone.name != magnet.zone, zone.accepts(color: magnet.color),
+                let entry = leg.entry(into: zone.rect)
+            else { continue }
+            if zone.occupancy >= zone.capacity {
+                fullZonesEntered.append((entry.t, index))
+            } else if first == nil || Board.entersFirst(entry, before: first!.entry) {
+                first = (entry, index)
+            }
+        }
+        let end = min(first?.entry.t ?? 1, limit ?? 1)
+        for full in fullZonesEntered where full.t <= end {
+            Board.note(zones[full.zone].name, in: &passedOver)
+        }
+        guard let first, first.entry.t <= limit ?? 1 else { return nil }
+        return first.zone
+    }
+
+    /// Of two zones entered on one leg, the one that wins: the earlier entry; at the same point,
+    /// one already overlapped at the start, then the larger overlap just after entry (the shared
+    /// edge length, or the shared area when overlapping from the start). Equal ones go to the
+    /// earlier-created zone, which the caller sees first.
+    static func entersFirst(_ a: Sweep.ZoneEntry, before b: Sweep.ZoneEntry) -> Bool {
+        if a.t != b.t { return a.t < b.t }
+        if a.atStart != b.atStart { return a.atStart }
+        return a.measure > b.measure
+    }
+
+    /// Stops the magnet where its rect first touches `boundary` (parameter `t` on the leg) and
+    /// records the contact. The point is quantized (it prints as `575`, not `574.99…`, and is the
+    /// same on every platform), then clamped by R1.
+    mutating func stop(
+        _ magnet: inout Magnet, against boundary: Int, on leg: Sweep, at t: Double,
+        events: inout [Event]
+    ) {
+        let touching = leg.point(at: t)
+        let at = clamp(
+            Point(x: Geometry.quantized(touching.x), y: Geometry.quantized(touching.y)),
+            size: magnet.size)
+        magnet.center = at
+        events.append(.contact(boundary: boundaries[boundary].name, at: at))
+    }
+
+    // MARK: - Drop
 
     /// The drop rules where a drag ended (or where a magnet was placed): an available zone other
     /// than the parent captures it (largest overlap, then earliest-created); else overlapping its
-    /// parent recaptures it; else a magnet that had a parent escapes; else it stays free.
-    ///
-    /// `near`, from the leg the drag ended on, spares the test of every zone: when the magnet lies
-    /// within its box, a zone that missed the box cannot overlap the magnet.
-    mutating func drop(
-        _ magnet: inout Magnet, events: inout [Event], passedOver: inout [String],
-        near: NearZones? = nil
-    ) {
+    /// parent recaptures it; else a magnet that had a parent escapes; else it stays free. Full
+    /// zones it overlaps are appended to `passedOver`.
+    mutating func drop(_ magnet: inout Magnet, events: inout [Event], passedOver: inout [String]) {
         let rect = magnet.rect
-        var best: (area: Double, index: Int)?
-        // The first 64 zones to look at, as bits (in index order, as a plain scan); all beyond.
-        var candidates: UInt64 = zones.count >= 64 ? ~0 : (1 << UInt64(zones.count)) - 1
-        if let near, near.box.minX <= rect.minX, rect.maxX <= near.box.maxX,
-            near.box.minY <= rect.minY, rect.maxY <= near.box.maxY
-        {
-            candidates = near.mask
+        var largest: (area: Double, zone: Int)?
+        for (index, zone) in zones.enumerated() {
+            guard rect.overlaps(zone.rect), zone.name != magnet.zone,
+                zone.accepts(color: magnet.color)
+            else { continue }
+            if zone.occupancy >= zone.capacity {
+                Board.note(zone.name, in: &passedOver)
+                continue
+            }
+            let area = rect.overlapArea(with: zone.rect)
+            if largest == nil || area > largest!.area { largest = (area, index) }
         }
-        // Fields are read in place (no copy of a zone per test).
-        zones.withUnsafeBufferPointer { zones in
-            func consider(_ index: Int) {
-                let zoneRect = zones[index].rect
-                guard rect.overlaps(zoneRect), zones[index].name != magnet.zone,
-                    zones[index].accepts(color: magnet.color)
-                else { return }
-                if zones[index].occupancy >= zones[index].capacity {
-                    if !passedOver.contains(zones[index].name) { passedOver.append(zones[index].name) }
-                    return
-                }
-                let area = rect.overlapArea(with: zoneRect)
-                if best.map({ area > $0.area }) ?? true { best = (area, index) }
-            }
-            while candidates != 0 {
-                let index = candidates.trailingZeroBitCount
-                candidates &= candidates - 1
-                consider(index)
-            }
-            if zones.count > 64 {
-                for index in 64..<zones.count { consider(index) }
-            }
-        }
-        if let best {
-            capture(&magnet, into: best.index, events: &events)
+        if let largest {
+            capture(&magnet, into: largest.zone, events: &events)
             return
         }
         guard let parent = magnet.zone else { return }
@@ -175,10 +163,11 @@ extension Board {
         }
     }
 
+    // MARK: - Parent zones
+
     /// Snaps the magnet to the zone's center (clamped by R1) and makes the zone its parent.
     mutating func capture(_ magnet: inout Magnet, into index: Int, events: inout [Event]) {
         release(&magnet)
-        // Read in place: a copy of the zone would retain its fields.
         let at = clamp(zones[index].rect.center, size: magnet.size)
         magnet.center = at
         magnet.zone = zones[index].name
@@ -194,50 +183,53 @@ extension Board {
         magnet.zone = nil
     }
 
-    /// Of two zones entered on one leg, the one that wins: the earlier entry; at the same point,
-    /// one already overlapped at the start, then the larger overlap just after entry (the shared
-    /// edge length, or the shared area when overlapping from the start). Equal ones go to the
-    /// earlier-created zone, which the caller sees first.
-    @inline(__always)
-    static func entersFirst(_ a: Sweep.ZoneEntry, before b: Sweep.ZoneEntry) -> Bool {
-        if a.t != b.t { return a.t < b.t }
-        if a.atStart != b.atStart { return a.atStart }
-        return a.measure > b.measure
+    /// Appends a passed-over zone's name once.
+    static func note(_ name: String, in passedOver: inout [String]) {
+        if !passedOver.contains(name) { passedOver.append(name) }
     }
 }
 
-/// The box a leg's cheap test uses: every position the moving rect takes on the part of the leg
-/// that still matters, widened a little.
+/// The box that every zone and boundary is first tested against on one leg of a drag: a cheap
+/// test that spares the exact ones for whatever lies clear of the leg.
+///
+/// It starts as the leg's bounds (every position the moving rect takes on it), widened by the
+/// tolerance. Once a boundary contact is found, nothing met after it matters — a later contact
+/// loses to it, a zone entered later is neither captured nor passed over — so the box shrinks to
+/// the part of the leg before the contact, and what lies beyond it fails the cheap test. This is
+/// why ``Board/firstContact(on:dragStart:narrowing:)`` runs before the zones are tested.
 struct LegBox {
     var minX: Double, maxX: Double, minY: Double, maxY: Double
 
-    /// `true` when `rect` (closed) meets the box: the same four comparisons as a chain of `<=`,
-    /// made at once with one branch (which zones pass is unpredictable: a branch each mispredicts).
-    @inline(__always)
+    /// The leg's bounds, widened by the tolerance.
+    init(_ leg: Sweep) {
+        let tolerance = Geometry.tolerance
+        minX = min(leg.start.x, leg.end.x) - leg.halfWidth - tolerance
+        maxX = max(leg.start.x, leg.end.x) + leg.halfWidth + tolerance
+        minY = min(leg.start.y, leg.end.y) - leg.halfHeight - tolerance
+        maxY = max(leg.start.y, leg.end.y) + leg.halfHeight + tolerance
+    }
+
+    /// `true` when `rect` (closed) meets the box.
     func meets(_ rect: Rect) -> Bool {
-        let lower = SIMD4(minX, rect.origin.x, minY, rect.origin.y)
-        let upper = SIMD4(rect.origin.x + rect.size.width, maxX, rect.origin.y + rect.size.height, maxY)
-        return all(lower .<= upper)
+        minX <= rect.maxX && rect.minX <= maxX && minY <= rect.maxY && rect.minY <= maxY
     }
 
-    /// Shrinks the box to the part of the leg up to parameter `t` (a contact: nothing met after it
-    /// matters). Widened by `Sweep.hullMargin`, far above the rounding of any computed entry or
-    /// contact parameter, so the box never drops a zone or boundary met at or before `t`; and
-    /// never grown beyond the leg's own box, so it passes nothing that box would not.
-    @inline(__always)
-    mutating func narrow(to sweep: Sweep, before t: Double) {
-        let end = sweep.point(at: t)
+    /// `true` when the segment's bounds (closed) meet the box.
+    func meets(_ segment: Segment) -> Bool {
+        minX <= max(segment.from.x, segment.to.x) && min(segment.from.x, segment.to.x) <= maxX
+            && minY <= max(segment.from.y, segment.to.y) && min(segment.from.y, segment.to.y) <= maxY
+    }
+
+    /// Shrinks the box to the part of the leg up to parameter `t` (a contact). It is widened by
+    /// `Sweep.hullMargin`, far above the rounding of any computed entry or contact parameter, so
+    /// it never drops a zone or boundary met at or before `t`; and it never grows beyond the box
+    /// it was, so it passes nothing that box would not.
+    mutating func narrow(to leg: Sweep, before t: Double) {
+        let end = leg.point(at: t)
         let margin = Sweep.hullMargin
-        minX = Swift.max(minX, Swift.min(sweep.start.x, end.x) - sweep.halfWidth - margin)
-        maxX = Swift.min(maxX, Swift.max(sweep.start.x, end.x) + sweep.halfWidth + margin)
-        minY = Swift.max(minY, Swift.min(sweep.start.y, end.y) - sweep.halfHeight - margin)
-        maxY = Swift.min(maxY, Swift.max(sweep.start.y, end.y) + sweep.halfHeight + margin)
+        minX = max(minX, min(leg.start.x, end.x) - leg.halfWidth - margin)
+        maxX = min(maxX, max(leg.start.x, end.x) + leg.halfWidth + margin)
+        minY = max(minY, min(leg.start.y, end.y) - leg.halfHeight - margin)
+        maxY = min(maxY, max(leg.start.y, end.y) + leg.halfHeight + margin)
     }
-}
-
-/// The zones that passed a leg's box test (the first 64, as bits; any beyond are always tested),
-/// and that box.
-struct NearZones {
-    var mask: UInt64
-    var box: LegBox
 }
