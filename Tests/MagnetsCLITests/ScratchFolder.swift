@@ -35,7 +35,7 @@ struct Run: Sendable {
 /// handshake: the program says it got somewhere), it can be sent a signal, and waited for.
 /// Stdout goes through a pipe that `wait()` drains; stderr goes to a file, so a program that
 /// writes a lot there cannot block on it.
-final class Started: @unchecked Sendable {
+final class Started {
     let process: Process
     private let stdout: FileHandle
     private let stderrPath: String

@@ -35,6 +35,7 @@ struct WritersTests: ScratchSuite {
         #expect(scratch.magnets(["clone", "main.magnets", "other.magnets", "--replica", "other"]).status == 0)
 
         let lock = NSLock()
+        // (Safe: the writers' threads touch these only holding `lock`; they are read after `group.wait()`.)
         nonisolated(unsafe) var acknowledged = Set<String>()
         nonisolated(unsafe) var errors: [String] = []
         let group = DispatchGroup()
@@ -95,6 +96,7 @@ struct WritersTests: ScratchSuite {
         let before = 9  // create, 4 tray adds, 4 pulls
         let group = DispatchGroup()
         let lock = NSLock()
+        // (Safe: the threads append only holding `lock`; it is read after `group.wait()`.)
         nonisolated(unsafe) var failures: [String] = []
         for (w, letter) in ["W", "X", "Y", "Z"].enumerated() {
             group.enter()
