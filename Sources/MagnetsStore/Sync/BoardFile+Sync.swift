@@ -21,8 +21,9 @@ public struct SyncReport: Sendable, Equatable {
 extension BoardFile {
     /// Gives each side the ops it lacks, found by comparing version vectors, and commits each in
     /// one transaction. Both sides are locked throughout (in a fixed order, so two syncs cannot
-    /// deadlock) and work side by side, each replaying the part of its replay order the new ops
-    /// change. Syncing twice changes nothing; one board with itself is a no-op.
+    /// deadlock) and work side by side: a side that alone receives ops replays what they change
+    /// on its own; when both receive, that part of the replay order is replayed once for both.
+    /// Syncing twice changes nothing; one board with itself is a no-op.
     ///
     /// Refuses two different boards, a replica id that both sides use for different ops, and any
     /// op either side would refuse (`Admission`), leaving both untouched. Should one side's commit
