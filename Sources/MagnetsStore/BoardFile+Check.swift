@@ -50,7 +50,6 @@ enum Verification {
         var held: [String: (seq: Int, lamport: Int)] = [:]
         /// Op rows whose Lamport number is below 1 (no replay reads them).
         var rowsBelowOne = 0
-        var count = 0
     }
 
     /// Reads every op once, gathering each replica's Lamport numbers along its seqs: a replica's
@@ -61,7 +60,6 @@ enum Verification {
         var seen = Seen()
         try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
             byReplica[op.id.replica, default: []].append((op.id.seq, op.lamport, op.payload.problem))
-            seen.count += 1
             return true
         }
         for (replica, var list) in byReplica {

@@ -6,17 +6,8 @@ import Testing
 @testable import MagnetsStore
 
 @Suite("Bundles")
-struct BundleTests {
+struct BundleTests: BoardFileMaking {
     let scratch = TemporaryFolder()
-    var folder: URL { scratch.url }
-
-    func make(
-        _ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval
-    ) throws -> BoardFile {
-        try BoardFile.create(
-            folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
-            replica: replica, author: replica, checkpointInterval: interval)
-    }
 
     @Test("import of a bundle gives the same board as a sync; a truncated bundle is refused")
     func bundles() throws {

@@ -6,17 +6,8 @@ import Testing
 @testable import MagnetsStore
 
 @Suite("Sync between two files")
-struct StoreSyncTests {
+struct StoreSyncTests: BoardFileMaking {
     let scratch = TemporaryFolder()
-    var folder: URL { scratch.url }
-
-    func make(
-        _ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval
-    ) throws -> BoardFile {
-        try BoardFile.create(
-            folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
-            replica: replica, author: replica, checkpointInterval: interval)
-    }
 
     @Test("sync refuses different boards and a replica clash, leaving both files untouched")
     func syncRefusals() throws {

@@ -23,3 +23,21 @@ final class TemporaryFolder: Sendable {
         }
     }
 }
+
+/// A suite that makes board files in its own scratch folder.
+protocol BoardFileMaking {
+    var scratch: TemporaryFolder { get }
+}
+
+extension BoardFileMaking {
+    var folder: URL { scratch.url }
+
+    /// A new 1000×700 board file named `name` in the scratch folder, made by `replica`.
+    func make(
+        _ name: String = "a.magnets", replica: String = "alice", interval: Int = BoardFile.defaultCheckpointInterval
+    ) throws -> BoardFile {
+        try BoardFile.create(
+            folder.appendingPathComponent(name).path, name: "test", size: Size(width: 1000, height: 700),
+            replica: replica, author: replica, checkpointInterval: interval)
+    }
+}

@@ -66,9 +66,8 @@ struct FastStatement {
 
 /// The current row of a stepped statement, read through SQLite's C API. Each read checks the
 /// column's storage class, so a damaged value is an error, never a wrong number. A column is
-/// fetched once (`sqlite3_column_value`) and read from there: each `sqlite3_column_*` call checks
-/// the statement and the connection's error state again, and a row read twice per column spent
-/// most of its time there. (The value is unprotected: safe here, where the connection is used by
+/// fetched once (`sqlite3_column_value`) and read from there, since each `sqlite3_column_*` call
+/// checks the statement and the connection's error state again. (The value is unprotected: safe here, where the connection is used by
 /// one thread at a time and the value is read before the next step.)
 struct StatementRow {
     let handle: OpaquePointer
