@@ -360,9 +360,22 @@ public final class BoardFile: Sendable {
         checkpointInterval: Int = BoardFile.defaultCheckpointInterval
     ) throws -> BoardFile {
         guard !FileManager.default.fileExists(atPath: path) else { throw StoreError.fileExists(path) }
-        let boardID = UUID().uuidString.lowercased()
         let payload = Payload.createBoard(name: name, size: size)
         if let problem = payload.problem { throw StoreError.refused(problem) }
+        try create(
+            path, boardID: UUID().uuidString.lowercased(), replica: replica, checkpointInterval: checkpointInterval
+        ) { file in
+            _ = try file.record(author: author, time: time) { _ in payload }
+        }
+        return try open(path)
+    }
+
+    /// Builds a new board file with an empty log, then lets `fill` add its first ops, all under
+    /// a temporary name linked into place only when complete (`buildAtomically`).
+    static func create(
+        _ path: String, boardID: String, replica: String,
+        checkpointInterval: Int = BoardFile.defaultCheckpointInterval, fill: (BoardFile) throws -> Void
+    ) throws {
         try buildAtomically(path) { tmp in
             let db = try DatabaseQueue(path: tmp, configuration: configuration())
             try db.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
@@ -377,10 +390,9 @@ public final class BoardFile: Sendable {
             let file = BoardFile(
                 path: tmp, db: db, boardID: boardID, replica: replica,
                 checkpointInterval: max(1, checkpointInterval))
-            _ = try file.record(author: author, time: time) { _ in payload }
+            try fill(file)
             try db.close()
         }
-        return try open(path)
     }
 
     /// Runs `build` on a fresh temporary path beside `path`, then links the result to `path`

@@ -98,34 +98,38 @@ extension BoardFile {
             { try a.sharedPart(before: earliest, heldBy: stateB.clock, lamportBound: lamportBound) },
             { try b.sharedPart(before: earliest, heldBy: stateA.clock, lamportBound: lamportBound) })
         guard partA == partB else { throw StoreError.sharedPartDiffers(stateA.name, stateB.name) }
-        // The window, in replay order, and which side lacked each op: 1 A, 2 B, 0 neither.
-        let (window, sides) = merged(partA.ops, freshA, freshB)
-        // The conflicts between an op A lacked and an op B lacked (SPEC §4), found as the replay goes.
-        let interval = a.checkpointInterval
-        let (start, labels) = (partA.start, partA.labels)
-        let (replay, _) = try Parallel.both(
-            { () -> (Replay, (count: Int, listed: [Conflict])) in
-                var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
-                var conflicts: (count: Int, listed: [Conflict]) = (0, [])
-                var found: [Conflict] = []
-                let replay = Integration.replay(window, from: start, interval: interval, labels: labels) { i, outcome in
-                    finder.add(i, of: window, outcome, into: &found)
-                    guard !found.isEmpty else { return }
-                    conflicts.count += found.count
-                    conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
-                    found.removeAll(keepingCapacity: true)
-                }
-                return (replay, conflicts)
-            },
+        let (replay, conflicts) = try Parallel.both(
+            { replayWindow(partA, intoA: freshA, intoB: freshB, interval: a.checkpointInterval) },
             {
                 // Meanwhile both files take in their new ops, which do not depend on the replay.
                 try a.insert(freshA)
                 try b.insert(freshB)
-            })
-        _ = try Parallel.both({ try a.apply(replay.0) }, { try b.apply(replay.0) })
+            }
+        ).0
+        _ = try Parallel.both({ try a.apply(replay) }, { try b.apply(replay) })
         return SyncReport(
-            intoA: freshA.count, intoB: freshB.count, conflictCount: replay.1.count, conflicts: replay.1.listed,
+            intoA: freshA.count, intoB: freshB.count, conflictCount: conflicts.count, conflicts: conflicts.listed,
             clock: clock, dryRun: dryRun)
+    }
+
+    /// Replays the part of the replay order a sync changes once, for both sides: `part` (what both
+    /// held) merged with the ops each lacked, with the conflicts between an op A lacked and an op B
+    /// lacked (SPEC §4), found as the replay goes.
+    static func replayWindow(_ part: SharedPart, intoA freshA: [Operation], intoB freshB: [Operation], interval: Int)
+        -> (Replay, (count: Int, listed: [Conflict])) {
+        // The window, in replay order, and which side lacked each op: 1 A, 2 B, 0 neither.
+        let (window, sides) = merged(part.ops, freshA, freshB)
+        var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
+        var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+        var found: [Conflict] = []
+        let replay = Integration.replay(window, from: part.start, interval: interval, labels: part.labels) { i, outcome in
+            finder.add(i, of: window, outcome, into: &found)
+            guard !found.isEmpty else { return }
+            conflicts.count += found.count
+            conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
+            found.removeAll(keepingCapacity: true)
+        }
+        return (replay, conflicts)
     }
 
     /// Three lists in replay order merged into one, with the list each op came from: 0 `common`,

@@ -42,6 +42,16 @@ public enum OpBundle {
         ]).serialized()
     }
 
+    /// A whole bundle of `ops` (in replay order), cut from `clock`.
+    static func encode(board: String, clock: VectorClock, since: VectorClock?, ops: [MagnetsCore.Operation]) -> Data {
+        var text = headerLine(board: board, clock: clock, since: since, count: ops.count) + "\n"
+        for op in ops {
+            text += op.json(time: .milliseconds).serialized()
+            text += "\n"
+        }
+        return Data(text.utf8)
+    }
+
     /// Where `ops export` writes a bundle.
     enum Destination {
         /// Standard output (`-`).
@@ -227,19 +237,13 @@ extension BoardFile {
     @discardableResult
     public func exportOps(to path: String, since: VectorClock? = nil) throws -> Int {
         let destination = try OpBundle.Destination(path)
-        let (header, lines) = try read { db -> (String, [String]) in
+        let (data, count) = try read { db -> (Data, Int) in
             let index = try LogIndex.load(db)
             let ops = try OpLog.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
-            let lines = ops.map { $0.json(time: .milliseconds).serialized() }
-            return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), lines)
+            return (OpBundle.encode(board: boardID, clock: index.version, since: since, ops: ops), ops.count)
         }
-        var text = header + "\n"
-        for line in lines {
-            text += line
-            text += "\n"
-        }
-        try destination.write(Data(text.utf8))
-        return lines.count
+        try destination.write(data)
+        return count
     }
 
     /// Applies a bundle read from a file, all or nothing (see `importOps(bundle:name:)`).

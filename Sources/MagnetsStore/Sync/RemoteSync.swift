@@ -1,0 +1,120 @@
+import Foundation
+import MagnetsCore
+
+/// A board on a server (SPEC §7), as a sync of a file with it sees it: three requests of the
+/// server's API. `MagnetsRemote` implements it over HTTP.
+public protocol RemoteBoard: Sendable {
+    /// Its address, naming it in messages.
+    var address: String { get }
+
+    /// The board's id and how many ops of each replica it holds (`GET /boards/NAME`).
+    func info() throws -> (boardID: String, clock: VectorClock)
+
+    /// A bundle of the ops `since` does not cover, all of them when nil (`GET …/ops?since=`).
+    func ops(since: VectorClock?) throws -> Data
+
+    /// Sends a bundle, which the server takes all or nothing (`POST …/ops`); returns once it is
+    /// durable there.
+    func send(_ bundle: Data) throws
+}
+
+extension BoardFile {
+    /// Gives a board file and a board on a server the ops each lacks, as `sync` does between two
+    /// files: the same refusals, with nothing written on either side, the same report (`intoA` is
+    /// what the file received, `intoB` what the server did).
+    ///
+    /// The file stays locked throughout. Everything is checked before anything moves: the server's
+    /// bundle carries, beside the ops the file lacks, the last op of each replica the two share,
+    /// which must be the file's very op. Then the server takes what it lacks (durably, all or
+    /// nothing), and only then does the file commit. Interrupted anywhere, each side is as before
+    /// or as after; a lost answer is healed by the next sync, since ops held already are skipped.
+    public static func sync(_ file: BoardFile, remote: any RemoteBoard, dryRun: Bool = false) throws -> SyncReport {
+        let info = try remote.info()
+        guard info.boardID == file.boardID else { throw StoreError.differentBoards(file.path, remote.address) }
+        let session = try file.beginSync()
+        do {
+            let report = try exchange(session, remote, knownClock: info.clock, dryRun: dryRun)
+            if dryRun { session.rollback() } else { try session.commit() }
+            return report
+        } catch {
+            session.rollback()
+            throw error
+        }
+    }
+
+    /// Makes a new board file at `destination` from all the ops of a board on a server, under a
+    /// replica id that has no ops there. Refuses an existing `destination`; a failure leaves nothing.
+    public static func clone(from remote: any RemoteBoard, to destination: String, replica: String) throws -> BoardFile {
+        guard Validation.isReplicaID(replica) else {
+            throw StoreError.refused("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+        }
+        guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
+        let bundle = try OpBundle.parse(try remote.ops(since: nil), name: "the board at \(remote.address)")
+        guard bundle.header.clock[replica] == 0 else {
+            throw StoreError.refused("replica id '\(replica)' already has ops on this board; choose a new one")
+        }
+        guard bundle.ops.first?.payload.kind == .createBoard else {
+            throw StoreError.badBundle("the board at \(remote.address) does not start with its board.create op")
+        }
+        try create(destination, boardID: bundle.header.board, replica: replica) { file in _ = try file.importOps(bundle) }
+        return try open(destination)
+    }
+
+    /// The exchange with a server while the file is locked.
+    private static func exchange(
+        _ file: any SyncSession, _ remote: any RemoteBoard, knownClock: VectorClock, dryRun: Bool
+    ) throws -> SyncReport {
+        let local = file.state
+        // Ask for the last op of each replica both hold too, so that the file compares it with
+        // its own (`admit` skips an op held only when it is the very same).
+        var since: [String: Int] = [:]
+        for name in knownClock.replicas { since[name] = max(0, min(local.clock[name], knownClock[name]) - 1) }
+        let bundle = try OpBundle.parse(try remote.ops(since: VectorClock(since)), name: "the answer of \(remote.address)")
+        guard bundle.header.board == local.boardID else { throw StoreError.differentBoards(local.name, remote.address) }
+        let remoteClock = bundle.header.clock
+        let intoFile: [Operation]
+        do { intoFile = try file.admit(bundle.ops) } catch StoreError.invalidOp(let why) {
+            throw StoreError.badBundle("\(remote.address) sent an op this file refuses: \(why)")
+        }
+        // The server's latest op of each replica came in the bundle: the file's ops it lacks all
+        // come later in the order than the one of their replica.
+        var lamports: [String: Int] = [:]
+        for op in bundle.ops { lamports[op.id.replica] = max(lamports[op.id.replica] ?? 0, op.lamport) }
+        let intoRemote = try file.ops(notCoveredBy: remoteClock, lamports: lamports)
+        let clock = local.clock.merged(with: remoteClock)
+
+        // What the file will write, worked out before the server is sent anything.
+        var replayed: (Replay, (count: Int, listed: [Conflict]))?
+        if !intoFile.isEmpty, !intoRemote.isEmpty {
+            let shared = bundle.ops.filter { local.clock.covers($0.id) }
+            let earliest = min(OrderKey(intoFile[0]), OrderKey(intoRemote[0]))
+            let part = try file.sharedPart(
+                before: earliest, heldBy: remoteClock, lamportBound: shared.map(\.lamport).max() ?? 0)
+            replayed = replayWindow(part, intoA: intoFile, intoB: intoRemote, interval: file.checkpointInterval)
+        }
+        let report = SyncReport(
+            intoA: intoFile.count, intoB: intoRemote.count, conflictCount: replayed?.1.count ?? 0,
+            conflicts: replayed?.1.listed ?? [], clock: clock, dryRun: dryRun)
+        if dryRun { return report }
+
+        if !intoRemote.isEmpty {
+            // The server compares the last op of each replica it holds that the file holds more
+            // of, as the file compared the others above.
+            let probes = try file.ops(
+                withIDs: remoteClock.replicas.compactMap { name in
+                    let held = remoteClock[name]
+                    return held > 0 && held < local.clock[name] ? OpID(replica: name, seq: held) : nil
+                }
+            ).compactMap { $0 }
+            let sent = (probes + intoRemote).sorted(by: Operation.replaysBefore)
+            try remote.send(OpBundle.encode(board: local.boardID, clock: local.clock, since: remoteClock, ops: sent))
+        }
+        if let (replay, _) = replayed {
+            try file.insert(intoFile)
+            try file.apply(replay)
+        } else if !intoFile.isEmpty {
+            try file.take(intoFile)
+        }
+        return report
+    }
+}

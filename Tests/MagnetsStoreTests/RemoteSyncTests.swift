@@ -1,0 +1,203 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import MagnetsCore
+@testable import MagnetsStore
+
+/// A board file standing in for a server: the three requests a sync makes, answered by the file
+/// as the server answers them. `failSends` makes the server refuse or lose what it is sent.
+final class FileServer: RemoteBoard {
+    let file: BoardFile
+    let address: String
+    let loseAnswers: Bool
+
+    init(_ file: BoardFile, loseAnswers: Bool = false) {
+        self.file = file
+        self.address = "http://test/boards/" + URL(fileURLWithPath: file.path).lastPathComponent
+        self.loseAnswers = loseAnswers
+    }
+
+    func info() throws -> (boardID: String, clock: VectorClock) { (file.boardID, try file.current().clock) }
+
+    func ops(since: VectorClock?) throws -> Data {
+        let path = file.path + ".\(UUID().uuidString).bundle"
+        defer { unlink(path) }
+        try file.exportOps(to: path, since: since)
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    }
+
+    func send(_ bundle: Data) throws {
+        _ = try file.importOps(bundle: bundle, name: "the request")
+        if loseAnswers { throw StoreError.failed("the connection dropped before the answer") }
+    }
+}
+
+@Suite("Sync of a file with a server")
+struct RemoteSyncTests: BoardFileMaking {
+    let scratch = TemporaryFolder()
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// A board with a tray, a zone of capacity 1 and one magnet, and two clones of it.
+    func trio() throws -> (server: BoardFile, alice: BoardFile, bob: BoardFile, magnet: MagnetID) {
+        let server = try make("server.magnets", replica: "server", interval: 8)
+        try server.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 3) }
+        try server.record(author: "s") { _ in
+            .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60), capacity: 1))
+        }
+        try server.record(author: "s") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        let alice = try BoardFile.clone(from: FileServer(server), to: path("alice.magnets"), replica: "alice")
+        let bob = try BoardFile.clone(from: FileServer(server), to: path("bob.magnets"), replica: "bob")
+        return (server, alice, bob, try #require(server.current().board.sortedMagnets.first?.id))
+    }
+
+    func history(_ file: BoardFile) throws -> [String] {
+        var lines: [String] = []
+        try file.history { lines.append($0.op.json(events: $0.events).serialized()) }
+        return lines
+    }
+
+    /// The file's bytes after a checkpoint of its log: equal bytes, nothing written.
+    func snapshot(_ file: BoardFile) throws -> Data {
+        try file.db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        return try Data(contentsOf: URL(fileURLWithPath: file.path))
+    }
+
+    @Test("a clone from a server holds its board and ops under the new replica; a used replica id or an existing file is refused")
+    func cloneFromServer() throws {
+        let (server, alice, _, _) = try trio()
+        #expect(alice.replica == "alice" && alice.boardID == server.boardID)
+        #expect(try alice.current().board == server.current().board)
+        #expect(try history(alice) == history(server))
+        #expect(try alice.check().isClean)
+        #expect(throws: StoreError.refused("replica id 'server' already has ops on this board; choose a new one")) {
+            try BoardFile.clone(from: FileServer(server), to: path("again.magnets"), replica: "server")
+        }
+        #expect(throws: StoreError.fileExists(alice.path)) {
+            try BoardFile.clone(from: FileServer(server), to: alice.path, replica: "carol")
+        }
+        #expect(!FileManager.default.fileExists(atPath: path("again.magnets")))
+    }
+
+    @Test("concurrent edits through a server settle the same conflicts as a file-to-file sync and leave equal, clean files")
+    func conflictsAsBetweenFiles() throws {
+        let (server, alice, bob, m) = try trio()
+        // Twins of the clients, synced file to file, tell what the server sync must give.
+        let (twinA, twinB) = (
+            try alice.clone(to: path("twin-a.magnets"), replica: "ann"),
+            try bob.clone(to: path("twin-b.magnets"), replica: "bo")
+        )
+        for (file, twin) in [(alice, twinA), (bob, twinB)] {
+            for target in [Point(x: 430, y: 130), Point(x: 420, y: 120)] {
+                for f in [file, twin] { try f.record(author: "x") { _ in .move(magnet: m, target: .point(target)) } }
+            }
+        }
+        try alice.record(author: "x") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 425, y: 125))) }
+        try twinA.record(author: "x") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 425, y: 125))) }
+        try bob.record(author: "x") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 432, y: 128))) }
+        try twinB.record(author: "x") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 432, y: 128))) }
+
+        let first = try BoardFile.sync(alice, remote: FileServer(server))
+        #expect(first.intoA == 0 && first.intoB == 3 && first.conflictCount == 0)
+        let second = try BoardFile.sync(bob, remote: FileServer(server))
+        let twins = try BoardFile.sync(twinA, twinB)
+        #expect(second.intoA == 3 && second.intoB == 3)
+        #expect(second.conflictCount == twins.conflictCount && second.conflictCount > 0)
+        let renamed = twins.conflicts.map {
+            $0.settled.replacingOccurrences(of: "ann:", with: "alice:").replacingOccurrences(of: "bo:", with: "bob:")
+        }
+        #expect(second.conflicts.map(\.settled) == renamed)
+        let third = try BoardFile.sync(alice, remote: FileServer(server))
+        #expect(third.intoA == 3 && third.intoB == 0)
+        for file in [alice, bob] {
+            #expect(try file.current().board == server.current().board)
+            #expect(try history(file) == history(server))
+            #expect(try file.check().isClean)
+        }
+        #expect(try server.check().isClean)
+        #expect(try server.current().board.magnets.count == twinA.current().board.magnets.count)
+        // Once more changes nothing.
+        let again = try BoardFile.sync(bob, remote: FileServer(server))
+        #expect(again.intoA == 0 && again.intoB == 0)
+    }
+
+    @Test("a replica id used for different ops on the file and the server is refused, whichever holds more, with nothing written")
+    func replicaClash() throws {
+        let (server, alice, _, m) = try trio()
+        // A second file that took the name 'alice' too, synced to the server first.
+        let impostor = try BoardFile.clone(from: FileServer(server), to: path("impostor.magnets"), replica: "alice")
+        try impostor.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 10, y: 10))) }
+        _ = try BoardFile.sync(impostor, remote: FileServer(server))
+        for extra in 0..<2 {
+            // extra 0: both hold alice:1 (differently); extra 1: the file holds more of alice.
+            for _ in 0...extra { try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) } }
+            let (fileBefore, serverBefore) = (try snapshot(alice), try snapshot(server))
+            #expect(throws: StoreError.replicaClash("alice")) { try BoardFile.sync(alice, remote: FileServer(server)) }
+            #expect(try snapshot(alice) == fileBefore && snapshot(server) == serverBefore)
+        }
+    }
+
+    @Test("a dry run reports without writing; a different board is refused")
+    func dryRunAndOtherBoard() throws {
+        let (server, alice, _, m) = try trio()
+        try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
+        try server.record(author: "s") { _ in .move(magnet: m, target: .point(Point(x: 20, y: 600))) }
+        let (fileBefore, serverBefore) = (try snapshot(alice), try snapshot(server))
+        let report = try BoardFile.sync(alice, remote: FileServer(server), dryRun: true)
+        #expect(report.intoA == 1 && report.intoB == 1 && report.conflictCount == 1 && report.dryRun)
+        #expect(try snapshot(alice) == fileBefore && snapshot(server) == serverBefore)
+        let other = try make("other.magnets", replica: "zed")
+        #expect(throws: StoreError.differentBoards(alice.path, FileServer(other).address)) {
+            try BoardFile.sync(alice, remote: FileServer(other))
+        }
+    }
+
+    @Test("a lost answer leaves the file as before; the next sync completes the pair without doubling an op")
+    func lostAnswer() throws {
+        let (server, alice, _, m) = try trio()
+        try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
+        try server.record(author: "s") { _ in .move(magnet: m, target: .point(Point(x: 20, y: 600))) }
+        let before = try snapshot(alice)
+        #expect(throws: StoreError.failed("the connection dropped before the answer")) {
+            try BoardFile.sync(alice, remote: FileServer(server, loseAnswers: true))
+        }
+        #expect(try snapshot(alice) == before)
+        #expect(try server.current().clock["alice"] == 1)
+        let report = try BoardFile.sync(alice, remote: FileServer(server))
+        #expect(report.intoA == 1 && report.intoB == 0)
+        #expect(try alice.current().board == server.current().board && history(alice) == history(server))
+        #expect(try alice.check().isClean && server.check().isClean)
+    }
+
+    @Test("random edits by three clients, each syncing with the server or another client in a seeded order, converge", arguments: 0..<12)
+    func convergence(seed: UInt64) throws {
+        let (server, alice, bob, _) = try trio()
+        let carol = try BoardFile.clone(from: FileServer(server), to: path("carol.magnets"), replica: "carol")
+        let clients = [alice, bob, carol]
+        var rng = SeededRandom(seed: seed)
+        for _ in 0..<40 {
+            let file = clients[Int.random(in: 0..<3, using: &rng)]
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0..<6:
+                let (x, y) = (Double(Int.random(in: 0...1000, using: &rng)), Double(Int.random(in: 0...700, using: &rng)))
+                let pull = Int.random(in: 0..<4, using: &rng) == 0
+                _ = try? file.record(author: file.replica) { board in
+                    guard !pull, let m = board.sortedMagnets.randomElement(using: &rng) else {
+                        return .pull(letter: "A", color: "red", target: .point(Point(x: x, y: y)))
+                    }
+                    return .move(magnet: m.id, target: .point(Point(x: x, y: y)))
+                }
+            case 6..<9: _ = try BoardFile.sync(file, remote: FileServer(server))
+            default: _ = try BoardFile.sync(file, clients[Int.random(in: 0..<3, using: &rng)])
+            }
+        }
+        for file in clients + clients { _ = try BoardFile.sync(file, remote: FileServer(server)) }
+        for file in clients {
+            #expect(try file.current().board == server.current().board)
+            #expect(try history(file) == history(server))
+            #expect(try file.check().isClean)
+        }
+        #expect(try server.check().isClean)
+    }
+}
