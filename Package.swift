@@ -24,6 +24,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The rules: no dependencies at all, so an app can embed the very rules the CLI uses.
@@ -41,6 +42,12 @@ let package = Package(
             plugins: ["EmbedMigrations"]
         ),
 
+        // A board on a server, reached over HTTP: the other side of a file's sync (SPEC §7).
+        .target(
+            name: "MagnetsRemote",
+            dependencies: ["MagnetsStore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+        ),
+
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
 
@@ -48,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "magnets",
             dependencies: [
-                "MagnetsStore", "MagnetsRender",
+                "MagnetsStore", "MagnetsRender", "MagnetsRemote",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Release builds on Linux carry the Swift runtime and Foundation inside the binary

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MagnetsCore
+import MagnetsRemote
 import MagnetsStore
 import Synchronization
 
@@ -142,6 +143,20 @@ enum OpenFiles {
     /// which the next opening reads.
     static func closeAll() {
         for file in files.withLock({ $0 }) { try? file.close() }
+    }
+}
+
+/// `--token` for a board on a server (SPEC §7); `MAGNETS_TOKEN` when not given.
+struct RemoteOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The token for a board on a server (default: $MAGNETS_TOKEN); see 'magnets server token'.",
+            valueName: "token"))
+    var token: String?
+
+    /// The board at `address`, with the token to show it.
+    func board(_ address: String) throws -> RemoteClient {
+        try RemoteClient(address, token: token ?? Environment.value("MAGNETS_TOKEN"))
     }
 }
 

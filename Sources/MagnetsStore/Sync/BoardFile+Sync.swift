@@ -16,6 +16,13 @@ public struct SyncReport: Sendable, Equatable {
     /// The version vector both sides have afterwards.
     public var clock: VectorClock
     public var dryRun: Bool
+
+    /// The same report with A and B named the other way round.
+    public var swapped: SyncReport {
+        var report = self
+        (report.intoA, report.intoB) = (intoB, intoA)
+        return report
+    }
 }
 
 extension BoardFile {

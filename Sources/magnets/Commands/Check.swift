@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MagnetsCore
+import MagnetsRemote
 import MagnetsStore
 
 extension Magnets {
@@ -82,15 +83,49 @@ extension Magnets {
         static let configuration = CommandConfiguration(
             commandName: "sync",
             abstract: "Give two copies of a board the ops each lacks; both then show the same board.",
-            discussion: "Example:\n  magnets sync alice.magnets bob.magnets")
+            discussion:
+                "Examples:\n  magnets sync alice.magnets bob.magnets\n"
+                + "  magnets sync alice.magnets http://fridge.local:8080/boards/kitchen --token TOKEN")
         @OptionGroup var options: JSONOption
-        @Argument(help: ArgumentHelp("One board file.", valueName: "a"), completion: .file(extensions: ["magnets"]))
+        @OptionGroup var remote: RemoteOptions
+        @Argument(
+            help: ArgumentHelp(
+                "One board file, or a board's address on a server (http://HOST:PORT/boards/NAME).", valueName: "a"),
+            completion: .file(extensions: ["magnets"]))
         var a: String
         @Argument(help: ArgumentHelp("The other.", valueName: "b"), completion: .file(extensions: ["magnets"])) var b:
             String
         @Flag(help: "Say what would move, change nothing.") var dryRun = false
 
+        func validate() throws {
+            if RemoteClient.isAddress(a) && RemoteClient.isAddress(b) {
+                throw ValidationError("both are boards on servers; sync a file with each of them instead")
+            }
+        }
+
         func run() throws {
+            let report: SyncReport
+            if RemoteClient.isAddress(a) || RemoteClient.isAddress(b) {
+                let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
+                guard FileManager.default.fileExists(atPath: path) else {
+                    throw HintedError(
+                        message: "\(path) does not exist; only copies of one board can sync",
+                        hint: "to make it a copy of the board at \(address): "
+                            + Shell.line("magnets", "clone", address, path, "--replica") + " NAME")
+                }
+                let server = try remote.board(address)
+                let file = OpenFiles.keep(try BoardFile.open(path))
+                let done = try BoardFile.sync(file, remote: server, dryRun: dryRun)
+                // The report names the two in the order given.
+                report = address == a ? done.swapped : done
+            } else {
+                report = try syncFiles()
+            }
+            show(report)
+        }
+
+        /// Two files.
+        func syncFiles() throws -> SyncReport {
             // One of the two missing: a new file can never sync with a board (a board made by
             // init is another board); a clone can.
             let hasA = FileManager.default.fileExists(atPath: a)
@@ -103,7 +138,10 @@ extension Magnets {
                         + Shell.line("magnets", "clone", there, missing, "--replica") + " NAME")
             }
             let (fileA, fileB) = try OpenFiles.openTwo(a, b)
-            let report = try BoardFile.sync(fileA, fileB, dryRun: dryRun)
+            return try BoardFile.sync(fileA, fileB, dryRun: dryRun)
+        }
+
+        func show(_ report: SyncReport) {
             if options.json {
                 Output.json(
                     .object([
@@ -123,7 +161,7 @@ extension Magnets {
             let shown = 20
             for c in report.conflicts.prefix(shown) { print("  " + Output.line(c)) }
             if report.conflictCount > shown {
-                print("  … and \(report.conflictCount - shown) more: see 'magnets conflicts -b \(Shell.quote(a))'")
+                print("  … and \(report.conflictCount - shown) more: see 'magnets conflicts -b \(Shell.quote(RemoteClient.isAddress(a) ? b : a))'")
             }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MagnetsCore
+import MagnetsRemote
 import MagnetsStore
 
 extension Magnets {
@@ -48,10 +49,15 @@ extension Magnets {
     /// `magnets clone`: a copy of a board under a new replica id.
     struct Clone: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "clone", abstract: "Copy a board under a new replica id.",
-            discussion: "Example:\n  magnets clone alice.magnets bob.magnets --replica bob")
+            commandName: "clone", abstract: "Copy a board, from a file or a server, under a new replica id.",
+            discussion:
+                "Examples:\n  magnets clone alice.magnets bob.magnets --replica bob\n"
+                + "  magnets clone http://fridge.local:8080/boards/kitchen bob.magnets --replica bob --token TOKEN")
         @OptionGroup var options: JSONOption
-        @Argument(help: "The board file to copy.", completion: .file(extensions: ["magnets"])) var source: String
+        @OptionGroup var remote: RemoteOptions
+        @Argument(
+            help: "The board file to copy, or a board's address on a server (http://HOST:PORT/boards/NAME).",
+            completion: .file(extensions: ["magnets"])) var source: String
         @Argument(
             help: ArgumentHelp("The new file (must not exist).", valueName: "dest"),
             completion: .file(extensions: ["magnets"])) var destination: String
@@ -64,8 +70,11 @@ extension Magnets {
         }
 
         func run() throws {
-            let copy = OpenFiles.keep(
-                try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
+            let copy =
+                RemoteClient.isAddress(source)
+                ? OpenFiles.keep(try BoardFile.clone(from: remote.board(source), to: destination, replica: replica))
+                : OpenFiles.keep(
+                    try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
             if options.json {
                 Output.json(
                     .object([

@@ -1,0 +1,125 @@
+import AsyncHTTPClient
+import Foundation
+import MagnetsCore
+import MagnetsStore
+import NIOCore
+import NIOHTTP1
+
+/// A board on a server at `http://HOST:PORT/boards/NAME` (SPEC §7), reached over HTTP/1.1 with
+/// AsyncHTTPClient. Each call blocks its (non-event-loop) thread until the answer is in: the CLI
+/// runs one request at a time.
+public struct RemoteClient: RemoteBoard {
+    /// The board's address, as the user gave it (without a trailing slash).
+    public let address: String
+    let base: String
+    let token: String?
+
+    /// How long a request may take in all; a bundle of hundreds of thousands of ops fits.
+    static let timeout: TimeAmount = .seconds(300)
+
+    /// Whether `text` is meant as a board on a server (it starts with `http://` or `https://`).
+    public static func isAddress(_ text: String) -> Bool {
+        text.hasPrefix("http://") || text.hasPrefix("https://")
+    }
+
+    /// Checks the address: a scheme, a host and `/boards/NAME` with a board name of SPEC §7.
+    public init(_ address: String, token: String?) throws {
+        var text = address
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil
+        else { throw StoreError.refused("'\(address)' is not a board's address (http://HOST:PORT/boards/NAME)") }
+        let parts = url.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty, parts[1] == "boards", RemoteClient.isBoardName(parts[2]) else {
+            throw StoreError.refused(
+                "'\(address)' is not a board's address: it must end in /boards/NAME, NAME as [a-z0-9][a-z0-9_-]{0,63}")
+        }
+        self.address = text
+        self.base = text
+        self.token = token.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A board name on a server: `[a-z0-9][a-z0-9_-]{0,63}`.
+    static func isBoardName(_ name: Substring) -> Bool {
+        guard let first = name.utf8.first, (1...64).contains(name.utf8.count) else { return false }
+        func isLowerOrDigit(_ c: UInt8) -> Bool { (0x61...0x7a).contains(c) || (0x30...0x39).contains(c) }
+        return isLowerOrDigit(first) && name.utf8.allSatisfy { isLowerOrDigit($0) || $0 == 0x5f || $0 == 0x2d }
+    }
+
+    public func info() throws -> (boardID: String, clock: VectorClock) {
+        let body = try request(.GET, "")
+        guard let json = try? JSONParser.parse(String(decoding: body, as: UTF8.self), maxDepth: 4),
+            let id = json["id"]?.stringValue, case .object(let pairs)? = json["clock"]
+        else { throw StoreError.failed("\(address) answered with something that is not a board's description") }
+        var clock: [String: Int] = [:]
+        for (name, value) in pairs {
+            guard Validation.isReplicaID(name), let count = value.intValue, count >= 0 else {
+                throw StoreError.failed("\(address) answered with a malformed clock")
+            }
+            clock[name] = count
+        }
+        return (id, VectorClock(clock))
+    }
+
+    public func ops(since: VectorClock?) throws -> Data {
+        guard let since, !since.isEmpty else { return try request(.GET, "/ops") }
+        let text = since.replicas.map { "\($0)=\(since[$0])" }.joined(separator: ",")
+        return try request(.GET, "/ops?since=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text))
+    }
+
+    public func send(_ bundle: Data) throws {
+        _ = try request(.POST, "/ops", body: bundle)
+    }
+
+    /// One request and its whole answer; a status other than 200 becomes the error the server
+    /// gave (`{"error": …}`), said as a user needs it.
+    func request(_ method: HTTPMethod, _ path: String, body: Data? = nil) throws -> Data {
+        let response: HTTPClient.Response
+        do {
+            var headers = HTTPHeaders()
+            if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+            if body != nil { headers.add(name: "Content-Type", value: "application/x-ndjson") }
+            let request = try HTTPClient.Request(
+                url: base + path, method: method, headers: headers, body: body.map { .bytes($0) })
+            response = try HTTPClient.shared.execute(request: request, deadline: .now() + RemoteClient.timeout).wait()
+        } catch {
+            throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
+        }
+        let data = response.body.map { Data($0.readableBytesView) } ?? Data()
+        guard response.status == .ok else { throw refusal(response.status, data) }
+        return data
+    }
+
+    /// What a refused request says: the server's one sentence, and what to do about it.
+    func refusal(_ status: HTTPResponseStatus, _ body: Data) -> StoreError {
+        let said = (try? JSONParser.parse(String(decoding: body, as: UTF8.self), maxDepth: 2))?["error"]?.stringValue
+        let reason = said ?? "HTTP \(status.code) \(status.reasonPhrase)"
+        switch status {
+        case .unauthorized:
+            return .refused(
+                token == nil
+                    ? "\(address) needs a token: give --token TOKEN or set MAGNETS_TOKEN"
+                    : "\(address) does not accept this token: \(reason)")
+        case .forbidden: return .refused("\(address) refused: \(reason)")
+        case .notFound: return .refused("\(address): \(reason)")
+        case .conflict, .badRequest, .payloadTooLarge, .unprocessableEntity:
+            return .refused("\(address) refused the sync: \(reason)")
+        default: return .failed("\(address) failed: \(reason)")
+        }
+    }
+
+    /// A transport error in a few words.
+    static func describe(_ error: Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return "the connection timed out"
+            case .readTimeout, .deadlineExceeded: return "the server did not answer in time"
+            case .remoteConnectionClosed: return "the server closed the connection"
+            default: return "\(error)"
+            }
+        }
+        let text = "\(error)"
+        if text.contains("refused") || text.contains("ECONNREFUSED") { return "connection refused (is 'magnets serve' running there?)" }
+        return text
+    }
+}
