@@ -11,13 +11,17 @@ import MagnetsStore
 //   magnets-fuzz files N [SEED]     open, read, check and write N mutated board files
 //   magnets-fuzz lamport N [SEED]   Lamport numbers and clocks rewritten in bundles and files,
 //                                   judged against the rule of SPEC §4 (LamportFuzz.swift)
+//   magnets-fuzz server-kill|client-kill|slow-clients|http N [SEED]
+//                                   `magnets serve` under kills, stalls and mutated requests
+//                                   (ServerTrials.swift)
 //
 // Before each input, the input is saved to $MAGNETS_FUZZ_DIR/last-* (default /tmp), so a crash
 // leaves the input that caused it behind.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count >= 2, let count = Int(arguments[1]), ["bundles", "files", "lamport"].contains(arguments[0]) else {
-    print("usage: magnets-fuzz (bundles|files|lamport) COUNT [SEED]")
+let trials = ["bundles", "files", "lamport", "server-kill", "client-kill", "slow-clients", "http"]
+guard arguments.count >= 2, let count = Int(arguments[1]), trials.contains(arguments[0]) else {
+    print("usage: magnets-fuzz (\(trials.joined(separator: "|"))) COUNT [SEED]")
     exit(64)
 }
 let seed = arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1
@@ -374,5 +378,9 @@ let crafted: [String] = [
 switch arguments[0] {
 case "bundles": try fuzzBundles(count)
 case "lamport": try fuzzLamport(count)
+case "server-kill": serverKillTrial(kills: count, seed: seed, work: work)
+case "client-kill": clientKillTrial(kills: count, seed: seed, work: work)
+case "slow-clients": slowClientsTrial(count: count, seed: seed, work: work)
+case "http": httpFuzzTrial(count: count, work: work)
 default: try fuzzFiles(count)
 }
