@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
     ],
     targets: [
         // The rules: no dependencies at all, so an app can embed the very rules the CLI uses.
@@ -67,7 +68,11 @@ let package = Package(
         // Benchmarks that print their figures (release mode).
         .executableTarget(
             name: "magnets-bench",
-            dependencies: ["MagnetsCore", "MagnetsStore", .product(name: "GRDBSQLite", package: "GRDB.swift")]
+            dependencies: [
+                "MagnetsCore", "MagnetsStore", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
         ),
 
         // A seeded mutation fuzzer for bundles and board files (see RELIABILITY.md).

@@ -1,6 +1,6 @@
 import Foundation
 
-// magnets-bench [core|store|sync|sync-quick|history|words|all]: prints the figures the issues ask for, measured in one
+// magnets-bench [core|store|sync|sync-quick|history|server|words|all]: prints the figures the issues ask for, measured in one
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
@@ -18,6 +18,8 @@ do {
         let sizes = CommandLine.arguments.dropFirst(3).compactMap { Int($0) }
         try SyncAgainstBenchmark.run(other: other, sizes: sizes.isEmpty ? [50_000, 200_000] : sizes)
     case "history": try HistoryBenchmark.run()
+    case "server": try ServerBenchmark.run()
+    case "ceiling-server": try ServerBenchmark.ceilingServer()  // started by `server`
     case "words": WordsBenchmark.run()
     case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
     case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
@@ -29,7 +31,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|store|sync|sync-quick|sync-against OTHER [M…]|history|words|probe [M]|all]"
+            "usage: magnets-bench [core|fold|store|sync|sync-quick|sync-against OTHER [M…]|history|server|words|probe [M]|all]"
         )
         exit(64)
     }

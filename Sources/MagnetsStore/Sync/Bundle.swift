@@ -43,7 +43,7 @@ public enum OpBundle {
     }
 
     /// A whole bundle of `ops` (in replay order), cut from `clock`.
-    static func encode(board: String, clock: VectorClock, since: VectorClock?, ops: [MagnetsCore.Operation]) -> Data {
+    public static func encode(board: String, clock: VectorClock, since: VectorClock?, ops: [MagnetsCore.Operation]) -> Data {
         var text = headerLine(board: board, clock: clock, since: since, count: ops.count) + "\n"
         for op in ops {
             text += op.json(time: .milliseconds).serialized()

@@ -1,0 +1,272 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import MagnetsCore
+import MagnetsStore
+import NIOCore
+import Synchronization
+
+/// Issue 18's figures, in one run: (a) a 2×50k sync of a file with a server against the same
+/// sync between two files; (b) 32 clients each sending one move at a time to one board and to 32
+/// boards: acknowledged ops/s and latency; (c) the same 32 clients against a route that only
+/// answers, the ceiling of this machine's HTTP stack.
+enum ServerBenchmark {
+    static func run(m: Int = 50_000, clients: Int = 32, perClient: Int = 100) throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-server-\(getpid())")
+            .path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        try syncAgainstFiles(m: m, scratch: scratch)
+        try concurrentClients(clients: clients, perClient: perClient, scratch: scratch)
+    }
+
+    // MARK: - (a) file ↔ server against file ↔ file
+
+    static func syncAgainstFiles(m: Int, scratch: String) throws {
+        let base = try Workloads.base(
+            at: scratch + "/base.magnets", magnets: 500, zones: 20, boundaries: 10, scratch: scratch)
+        let a = try base.clone(to: scratch + "/a.magnets", replica: "alice")
+        let b = try base.clone(to: scratch + "/b.magnets", replica: "bob")
+        try Workloads.importOps(try Workloads.moves(m, replica: "alice", on: a, seed: 11), into: a, scratch: scratch)
+        try Workloads.importOps(try Workloads.moves(m, replica: "bob", on: b, seed: 12), into: b, scratch: scratch)
+        for file in [a, b, base] { try file.close() }
+        let folder = scratch + "/served"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var fileTimes: [Double] = []
+        var serverTimes: [Double] = []
+        var equal = true
+        let repetitions = 5
+        for _ in 0..<repetitions {
+            // file ↔ file
+            let (ra, rb) = (scratch + "/ra.magnets", scratch + "/rb.magnets")
+            for p in [ra, rb] { try? FileManager.default.removeItem(atPath: p) }
+            try FileManager.default.copyItem(atPath: scratch + "/a.magnets", toPath: ra)
+            try FileManager.default.copyItem(atPath: scratch + "/b.magnets", toPath: rb)
+            let run = Measure.spawn(Measure.magnetsBinary, ["sync", ra, rb])
+            guard run.status == 0 else { throw BenchError("magnets sync of two files failed") }
+            fileTimes.append(run.seconds)
+            // file ↔ server: B is the server's board.
+            let served = folder + "/board.magnets"
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: served + suffix) }
+            try FileManager.default.copyItem(atPath: scratch + "/b.magnets", toPath: served)
+            let sa = scratch + "/sa.magnets"
+            try? FileManager.default.removeItem(atPath: sa)
+            try FileManager.default.copyItem(atPath: scratch + "/a.magnets", toPath: sa)
+            let server = try Served(folder: folder)
+            let remote = Measure.spawn(Measure.magnetsBinary, ["sync", sa, server.url + "/boards/board"])
+            server.stop()
+            guard remote.status == 0 else { throw BenchError("magnets sync of a file with the server failed") }
+            serverTimes.append(remote.seconds)
+            // Both syncs end in the same board.
+            let shownA = try Measure.output(Measure.magnetsBinary, ["show", "--json", "-b", ra]).text
+            let shownS = try Measure.output(Measure.magnetsBinary, ["show", "--json", "-b", sa]).text
+            equal = equal && withoutReplica(shownA) == withoutReplica(shownS)
+        }
+        let (file, server) = (Measure.median(fileTimes), Measure.median(serverTimes))
+        print("server (a): 2×\(m) concurrent moves, one `magnets sync`, whole process, median of \(repetitions), interleaved")
+        print(
+            String(
+                format: "  file ↔ file %.1f ms | file ↔ server %.1f ms | ratio %.2f× (target ≤ 1.3×) | same board: %@",
+                file * 1000, server * 1000, server / file, equal ? "yes" : "NO"))
+    }
+
+    static func withoutReplica(_ json: String) -> String {
+        json.split(separator: "\n").filter { !$0.contains("\"replica\"") }.joined(separator: "\n")
+    }
+
+    // MARK: - (b) and (c): many clients at once
+
+    static func concurrentClients(clients: Int, perClient: Int, scratch: String) throws {
+        let folder = scratch + "/many"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // 32 boards, each with 32 magnets (one per client) and an unlimited tray.
+        var bases: [(board: String, ops: [[MagnetsCore.Operation]])] = []
+        for k in 0..<clients {
+            let path = folder + "/b\(k).magnets"
+            let file = try BoardFile.create(
+                path, name: "b\(k)", size: Size(width: 1000, height: 700), replica: "server", author: "server")
+            try file.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+            for c in 0..<clients {
+                try file.record(author: "s") { _ in
+                    .pull(letter: "A", color: "red", target: .point(Point(x: Double(20 + 30 * c), y: 300)))
+                }
+            }
+            let now = try file.current()
+            let perClientOps = (0..<clients).map { c in
+                Workloads.moves(
+                    perClient, replica: "c\(c)", board: now.board, clock: now.clock, maxLamport: now.maxLamport,
+                    seed: UInt64(1000 * k + c))
+            }
+            bases.append((file.boardID, perClientOps))
+            try file.close()
+        }
+        let requests = bases  // what the clients send, fixed from here on
+        let pristine = scratch + "/many-pristine"
+        try? FileManager.default.removeItem(atPath: pristine)
+        try FileManager.default.copyItem(atPath: folder, toPath: pristine)
+
+        print("server (b): \(clients) clients at once, each sending \(perClient) single-move bundles one after another (POST …/ops, durable)")
+        for boards in [1, clients] {
+            try? FileManager.default.removeItem(atPath: folder)
+            try FileManager.default.copyItem(atPath: pristine, toPath: folder)
+            let url = try Served(folder: folder)
+            let server = url.url
+            let result = try load(clients: clients, perClient: perClient) { client, n in
+                let board = boards == 1 ? 0 : client
+                let op = requests[board].ops[client][n]
+                let bundle = OpBundle.encode(board: requests[board].board, clock: clockAfter(op), since: nil, ops: [op])
+                return ("\(server)/boards/b\(board)/ops", bundle)
+            }
+            url.stop()
+            print("  \(boards == 1 ? "one board " : "\(boards) boards")  \(result.line) (target ≥ 2,000 ops/s, p99 ≤ 50 ms)")
+        }
+        // (c) The ceiling: the same requests to a Hummingbird route that reads the body and answers.
+        let ceiling = try Served(ceiling: true)
+        let answering = ceiling.url
+        let result = try load(clients: clients, perClient: perClient) { client, n in
+            let op = requests[0].ops[client][n]
+            let bundle = OpBundle.encode(board: requests[0].board, clock: clockAfter(op), since: nil, ops: [op])
+            return ("\(answering)/answer", bundle)
+        }
+        ceiling.stop()
+        print("  ceiling    \(result.line) (a route that only answers, same requests)")
+    }
+
+    /// The clock a one-op bundle is cut from.
+    static func clockAfter(_ op: MagnetsCore.Operation) -> VectorClock {
+        var clock = op.context
+        clock[op.id.replica] = op.id.seq
+        return clock
+    }
+
+    struct LoadResult {
+        var opsPerSecond: Double
+        var p50: Double
+        var p99: Double
+        var failures: Int
+        var line: String {
+            String(format: "%7.0f ops/s | p50 %5.1f ms | p99 %5.1f ms | refused or failed: %d", opsPerSecond, p50, p99, failures)
+        }
+    }
+
+    /// `clients` tasks, each sending its `perClient` requests one after another; every request a
+    /// POST of `request(client, n)`'s body.
+    static func load(
+        clients: Int, perClient: Int, request: @escaping @Sendable (Int, Int) -> (String, Data)
+    ) throws -> LoadResult {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        defer { try? http.syncShutdown() }
+        let tally = Tally()
+        let started = DispatchTime.now().uptimeNanoseconds
+        try blocking {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        var mine: [Double] = []
+                        for n in 0..<perClient {
+                            let (url, body) = request(client, n)
+                            var post = HTTPClientRequest(url: url)
+                            post.method = .POST
+                            post.body = .bytes(ByteBuffer(data: body))
+                            let t0 = DispatchTime.now().uptimeNanoseconds
+                            let response = try await http.execute(post, timeout: .seconds(60))
+                            _ = try await response.body.collect(upTo: 1 << 20)
+                            mine.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+                            if response.status != .ok { tally.failures.add(1, ordering: .relaxed) }
+                        }
+                        tally.latencies.withLock { $0 += mine }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let sorted = tally.latencies.withLock { $0 }.sorted()
+        let failed = tally.failures.load(ordering: .relaxed)
+        return LoadResult(
+            opsPerSecond: Double(sorted.count - failed) / seconds, p50: sorted[sorted.count / 2],
+            p99: sorted[min(sorted.count - 1, sorted.count * 99 / 100)], failures: failed)
+    }
+
+    /// What the clients of `load` measured.
+    final class Tally: Sendable {
+        let latencies = Mutex<[Double]>([])
+        let failures = Atomic<Int>(0)
+    }
+
+    /// Runs async work from synchronous code and waits for it.
+    static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await body()
+                outcome.withLock { $0 = .success(()) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        try outcome.withLock { $0 }!.get()
+    }
+
+    // MARK: - Servers
+
+    /// A `magnets serve --open` process on a free port (or, `ceiling`, this benchmark's own
+    /// route that only answers), stopped with SIGTERM.
+    final class Served {
+        let process: Process
+        let url: String
+
+        init(folder: String = "", ceiling: Bool = false) throws {
+            process = Process()
+            if ceiling {
+                process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+                process.arguments = ["ceiling-server"]
+            } else {
+                process.executableURL = URL(fileURLWithPath: Measure.magnetsBinary)
+                process.arguments = ["serve", "--dir", folder, "--port", "0", "--open"]
+            }
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+            var line = Data()
+            while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+                line += byte
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard let range = text.range(of: "http://") else { throw BenchError("the server did not start: \(text)") }
+            url = String(text[range.lowerBound...].prefix { !$0.isWhitespace })
+            let handle = out.fileHandleForReading
+            Thread { _ = handle.readDataToEndOfFile() }.start()
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// `magnets-bench ceiling-server`: Hummingbird with one route that reads the body and answers
+    /// as small a JSON object as the board's POST does.
+    static func ceilingServer() throws {
+        let router = Router()
+        router.post("answer") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 1 << 20)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"accepted": 1, "skipped": 0}"#)))
+        }
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                print("ceiling: listening on http://127.0.0.1:\(channel.localAddress?.port ?? 0)")
+                fflush(nil)
+            })
+        try blocking { try await app.runService() }
+    }
+}
