@@ -134,6 +134,12 @@ public enum OpBundle {
         }
     }
 
+    /// Writes one op line of a bundle, line break included: the bytes `exportOps` writes for it.
+    public static func writeLine(_ op: MagnetsCore.Operation, to out: inout OpJSONWriter) {
+        out.write(op, time: .milliseconds)
+        out.json.byte(UInt8(ascii: "\n"))
+    }
+
     /// The bytes every bundle starts with (the header's first key).
     static let signature = Array("{\"magnets_bundle\"".utf8)
 
@@ -227,19 +233,25 @@ extension BoardFile {
     @discardableResult
     public func exportOps(to path: String, since: VectorClock? = nil) throws -> Int {
         let destination = try OpBundle.Destination(path)
-        let (header, lines) = try read { db -> (String, [String]) in
+        let (header, ops) = try opsForExport(since: since)
+        var out = OpJSONWriter()
+        out.json.raw(header + "\n")
+        for op in ops { OpBundle.writeLine(op, to: &out) }
+        try destination.write(out.json.withBytes { Data($0) })
+        return ops.count
+    }
+
+    /// What `exportOps(to:since:)` writes, for a writer that streams it out: the header line
+    /// (without its line break) and the ops, in replay order; each op's line is
+    /// `OpBundle.writeLine`. Read in one snapshot.
+    ///
+    /// - Complexity: O(k) for k ops, read by key range.
+    public func opsForExport(since: VectorClock? = nil) throws -> (header: String, ops: [MagnetsCore.Operation]) {
+        try read { db in
             let index = try LogIndex.load(db)
             let ops = try OpLog.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
-            let lines = ops.map { $0.json(time: .milliseconds).serialized() }
-            return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), lines)
+            return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), ops)
         }
-        var text = header + "\n"
-        for line in lines {
-            text += line
-            text += "\n"
-        }
-        try destination.write(Data(text.utf8))
-        return lines.count
     }
 
     /// Applies a bundle read from a file, all or nothing (see `importOps(bundle:name:)`).
