@@ -24,8 +24,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The server (`magnets serve`): HTTP, its logs, token hashes, clean stops on SIGINT/SIGTERM.
+        // swift-configuration support is left out: the server reads its settings from the command line.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The client side of a remote sync (`magnets sync FILE URL`).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The rules: no dependencies at all, so an app can embed the very rules the CLI uses.
@@ -52,11 +58,24 @@ let package = Package(
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
 
+        // The server of SPEC §7: board files in a folder, tokens, the HTTP API.
+        .target(
+            name: "MagnetsServer",
+            dependencies: [
+                "MagnetsStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+
         // The command line: parses, calls the store, prints.
         .executableTarget(
             name: "magnets",
             dependencies: [
-                "MagnetsStore", "MagnetsRender", "MagnetsRemote",
+                "MagnetsStore", "MagnetsRender", "MagnetsRemote", "MagnetsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Release builds on Linux carry the Swift runtime and Foundation inside the binary

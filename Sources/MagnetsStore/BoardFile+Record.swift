@@ -22,28 +22,33 @@ extension BoardFile {
     public func record(
         author: String, time: Int64 = BoardFile.now(), _ make: (Board) throws -> Payload
     ) throws -> Recorded {
-        try write { db in
-            var index = try LogIndex.load(db, complete: false)
-            let (board, count) = try BoardState.loadState(db, index: index)
-            let payload = try make(board)
-            if let problem = payload.problem { throw StoreError.refused(problem) }
-            guard Validation.isAuthor(author) else {
-                throw StoreError.refused("an author name is 1–64 characters with no control characters")
-            }
-            guard index.maxLamport < OpKey.maxLamport else {
-                throw StoreError.invalidOp(
-                    "its largest Lamport number is at the limit (2^46 − 1) — run 'magnets check'")
-            }
-            let op = Operation(
-                id: OpID(replica: replica, seq: index.version[replica] + 1),
-                lamport: index.maxLamport + 1, context: index.version,
-                author: author, time: time, payload: payload)
-            var trial = board
-            let outcome = trial.apply(op)
-            if let rejection = outcome.rejection { throw StoreError.refused(rejection.description) }
-            let after = try Integration.write(
-                [op], current: (board, count), interval: checkpointInterval, db, index: &index)
-            return Recorded(op: op, outcome: outcome, board: after)
+        try write { db in try record(author: author, time: time, db, make) }
+    }
+
+    /// `record` inside the caller's transaction (or savepoint).
+    func record(
+        author: String, time: Int64, _ db: Database, _ make: (Board) throws -> Payload
+    ) throws -> Recorded {
+        var index = try LogIndex.load(db, complete: false)
+        let (board, count) = try BoardState.loadState(db, index: index)
+        let payload = try make(board)
+        if let problem = payload.problem { throw StoreError.refused(problem) }
+        guard Validation.isAuthor(author) else {
+            throw StoreError.refused("an author name is 1–64 characters with no control characters")
         }
+        guard index.maxLamport < OpKey.maxLamport else {
+            throw StoreError.invalidOp(
+                "its largest Lamport number is at the limit (2^46 − 1) — run 'magnets check'")
+        }
+        let op = Operation(
+            id: OpID(replica: replica, seq: index.version[replica] + 1),
+            lamport: index.maxLamport + 1, context: index.version,
+            author: author, time: time, payload: payload)
+        var trial = board
+        let outcome = trial.apply(op)
+        if let rejection = outcome.rejection { throw StoreError.refused(rejection.description) }
+        let after = try Integration.write(
+            [op], current: (board, count), interval: checkpointInterval, db, index: &index)
+        return Recorded(op: op, outcome: outcome, board: after)
     }
 }

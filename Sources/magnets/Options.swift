@@ -99,6 +99,12 @@ struct EditOptions: ParsableArguments {
         let file = try open()
         return try file.record(author: author(replica: file.replica), make)
     }
+
+    /// Opens the board file and records the op of `command`, by `author(replica:)`.
+    func run(_ command: EditCommand) throws -> EditResult {
+        let file = try open()
+        return try file.run(command, author: author(replica: file.replica))
+    }
 }
 
 /// Completions that look into the board file.

@@ -44,12 +44,10 @@ public enum OpBundle {
 
     /// A whole bundle of `ops` (in replay order), cut from `clock`.
     public static func encode(board: String, clock: VectorClock, since: VectorClock?, ops: [MagnetsCore.Operation]) -> Data {
-        var text = headerLine(board: board, clock: clock, since: since, count: ops.count) + "\n"
-        for op in ops {
-            text += op.json(time: .milliseconds).serialized()
-            text += "\n"
-        }
-        return Data(text.utf8)
+        var out = OpJSONWriter()
+        out.json.raw(headerLine(board: board, clock: clock, since: since, count: ops.count) + "\n")
+        for op in ops { writeLine(op, to: &out) }
+        return out.json.withBytes { Data($0) }
     }
 
     /// Where `ops export` writes a bundle.
@@ -142,6 +140,12 @@ public enum OpBundle {
                 }
             }
         }
+    }
+
+    /// Writes one op line of a bundle, line break included: the bytes `exportOps` writes for it.
+    public static func writeLine(_ op: MagnetsCore.Operation, to out: inout OpJSONWriter) {
+        out.write(op, time: .milliseconds)
+        out.json.byte(UInt8(ascii: "\n"))
     }
 
     /// The bytes every bundle starts with (the header's first key).
@@ -237,13 +241,25 @@ extension BoardFile {
     @discardableResult
     public func exportOps(to path: String, since: VectorClock? = nil) throws -> Int {
         let destination = try OpBundle.Destination(path)
-        let (data, count) = try read { db -> (Data, Int) in
+        let (header, ops) = try opsForExport(since: since)
+        var out = OpJSONWriter()
+        out.json.raw(header + "\n")
+        for op in ops { OpBundle.writeLine(op, to: &out) }
+        try destination.write(out.json.withBytes { Data($0) })
+        return ops.count
+    }
+
+    /// What `exportOps(to:since:)` writes, for a writer that streams it out: the header line
+    /// (without its line break) and the ops, in replay order; each op's line is
+    /// `OpBundle.writeLine`. Read in one snapshot.
+    ///
+    /// - Complexity: O(k) for k ops, read by key range.
+    public func opsForExport(since: VectorClock? = nil) throws -> (header: String, ops: [MagnetsCore.Operation]) {
+        try read { db in
             let index = try LogIndex.load(db)
             let ops = try OpLog.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
-            return (OpBundle.encode(board: boardID, clock: index.version, since: since, ops: ops), ops.count)
+            return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), ops)
         }
-        try destination.write(data)
-        return count
     }
 
     /// Applies a bundle read from a file, all or nothing (see `importOps(bundle:name:)`).

@@ -53,43 +53,19 @@ extension Magnets {
             let color = Output.useColor && format == .table
             let width = Output.isTerminal ? Output.columns : Int.max
             var first = true
-            switch format {
-            case .json: out.write("[")
-            case .csv: out.write("op,replica,seq,lamport,clock,author,time,kind,payload,events\n")
-            case .table: out.write(Self.tableHeader(width: width) + "\n")
-            case .ndjson: break
-            }
+            let machine = HistoryFormat(rawValue: format.rawValue)  // nil for the table
+            out.write(machine?.opening ?? Self.tableHeader(width: width) + "\n")
             try file.history(limit: limit, magnet: magnetID) { entry in
-                switch format {
-                case .json:
-                    out.write(first ? "\n  " : ",\n  ")
-                    out.ops.write(entry.op, events: entry.events)
-                case .ndjson:
-                    out.ops.write(entry.op, events: entry.events)
-                    out.ops.json.byte(UInt8(ascii: "\n"))
-                case .csv:
-                    let clock = entry.op.clock.description
-                    let fields = [
-                        entry.op.id.description, entry.op.id.replica, String(entry.op.id.seq), String(entry.op.lamport),
-                        clock,
-                        entry.op.author, Timestamp.iso8601(milliseconds: entry.op.time), entry.op.kind.rawValue,
-                        JSONValue.object(entry.op.payload.jsonFields).serialized(), Output.describe(entry.events),
-                    ]
-                    out.write(fields.map(Self.csv).joined(separator: ",") + "\n")
-                case .table:
+                if let machine {
+                    machine.write(entry, first: first, to: &out.ops)
+                } else {
                     out.write(Self.tableRow(entry, width: width, color: color) + "\n")
                 }
                 out.flushIfFull()
                 first = false
             }
-            if format == .json { out.write(first ? "]\n" : "\n]\n") }
+            out.write(machine?.closing(empty: first) ?? "")
             out.flush()
-        }
-
-        /// A field quoted as RFC 4180 asks when it holds a comma, quote or line break.
-        static func csv(_ field: String) -> String {
-            guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-            return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
 
         static let columns: [(String, Int)] = [

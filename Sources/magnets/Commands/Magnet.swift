@@ -27,27 +27,9 @@ extension Magnets {
         }
 
         func run() throws {
-            let letter = try Arguments.letter(self.letter)
             let target: Target = to.map { .point($0.point) } ?? .path(path!.points)
-            let recorded = try options.record { board in
-                .pull(letter: letter, color: try color ?? Self.color(of: letter, in: board), target: target)
-            }
-            Report.magnet(recorded, MagnetID(pulledBy: recorded.op.id), json: options.json)
-        }
-
-        /// The color of the one tile that bears `letter`; none or several are refused, naming the
-        /// tiles there are.
-        static func color(of letter: String, in board: Board) throws -> String {
-            let tiles = board.tray.filter { $0.letter == letter }
-            if tiles.count == 1 { return tiles[0].color }
-            let list = (tiles.isEmpty ? board.tray : tiles).map { "'\($0.letter)' \($0.color)" }.joined(separator: ", ")
-            if tiles.isEmpty {
-                throw StoreError.refused(
-                    board.tray.isEmpty
-                        ? "no '\(letter)' tile in the tray (the tray is empty)"
-                        : "no '\(letter)' tile in the tray (tiles: \(list))")
-            }
-            throw StoreError.refused("several tiles bear '\(letter)': \(list); say which with --color")
+            let edit = try options.run(.pull(letter: try Arguments.letter(letter), color: color, target: target))
+            Report.magnet(edit.recorded, edit.magnet, json: options.json)
         }
     }
 
@@ -76,20 +58,12 @@ extension Magnets {
         }
 
         func run() throws {
-            var id: MagnetID?
-            let recorded = try options.record { board in
-                let resolved = try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get()
-                id = resolved
-                if let to { return .move(magnet: resolved, target: .point(to.point)) }
-                if let path { return .move(magnet: resolved, target: .path(path.points)) }
-                let center = board.magnets[resolved]!.center
-                let target = Point(x: center.x + by!.point.x, y: center.y + by!.point.y)
-                if let problem = Validation.pointProblem(target) {
-                    throw StoreError.refused("the target \(target) is out of range: \(problem)")
-                }
-                return .move(magnet: resolved, target: .point(target))
-            }
-            Report.magnet(recorded, id!, json: options.json)
+            let command: EditCommand =
+                if let to { .move(magnet: magnet, target: .point(to.point)) } else if let path {
+                    .move(magnet: magnet, target: .path(path.points))
+                } else { .moveBy(magnet: magnet, offset: by!.point) }
+            let edit = try options.run(command)
+            Report.magnet(edit.recorded, edit.magnet, json: options.json)
         }
     }
 
@@ -104,10 +78,7 @@ extension Magnets {
             completion: Completion.magnets) var magnet: String
 
         func run() throws {
-            let recorded = try options.record { board in
-                .returnMagnet(try board.resolveMagnet(magnet).mapError { StoreError.refused($0.description) }.get())
-            }
-            Report.op(recorded, json: options.json)
+            Report.op(try options.run(.returnMagnet(magnet)).recorded, json: options.json)
         }
     }
 }

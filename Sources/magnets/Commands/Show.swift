@@ -29,7 +29,7 @@ extension Magnets {
                     return (c.board, c.clock)
                 }()
             if options.json {
-                Output.json(Self.json(board, clock: clock, file: file))
+                Output.json(file.showJSON(board, clock: clock))
                 return
             }
             print(TerminalPicture.render(board, columns: Output.columns, colored: Output.useColor))
@@ -37,22 +37,6 @@ extension Magnets {
             print(
                 "\nclock \(clock.description.isEmpty ? "(empty)" : clock.description)\(at.map { " — after op \($0)" } ?? "")"
             )
-        }
-
-        /// The `show --json` object of SPEC §6.
-        static func json(_ board: Board, clock: VectorClock, file: BoardFile) -> JSONValue {
-            .object([
-                (
-                    "board",
-                    .object([
-                        ("id", .string(file.boardID)), ("name", .string(board.name)),
-                        ("width", .number(board.size.width)),
-                        ("height", .number(board.size.height)), ("replica", .string(file.replica)),
-                    ])
-                ),
-                ("magnets", board.magnetsJSON), ("zones", board.zonesJSON), ("boundaries", board.boundariesJSON),
-                ("tray", board.trayJSON), ("clock", .object(clock.replicas.map { ($0, .int(clock[$0])) })),
-            ])
         }
     }
 

@@ -1,0 +1,100 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Runs blocking work (SQLite reads, opening a board file) on a dispatch thread, not on the
+/// thread the request's task runs on.
+enum Blocking {
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
+
+/// Who may do what (SPEC §7), before any `/boards/NAME…` route runs: no token, or an unknown or
+/// revoked one → 401; a token of another board (whether or not NAME exists), or a read-only
+/// token on a POST → 403; then an unknown board → 404. With `--open` every request may read and
+/// write, and only the 404 remains. The token is read from `Authorization: Bearer`, and on
+/// `/events` only also from `?token=`; it is never logged.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = BoardRequestContext
+    let boards: BoardDirectory
+    /// nil with `--open`.
+    let tokens: TokenStore?
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        let name = context.parameters.get("name") ?? ""
+        if let tokens {
+            guard let token = Self.token(of: request) else {
+                throw APIError(.unauthorized, "this board needs a token: send 'Authorization: Bearer TOKEN'")
+            }
+            guard let grant = try await Blocking.run({ try tokens.grant(for: token) }) else {
+                throw APIError(.unauthorized, "the token is unknown or revoked")
+            }
+            guard grant.board == name else { throw APIError(.forbidden, "the token is not for this board") }
+            if request.method != .get && grant.readOnly {
+                throw APIError(.forbidden, "the token is read-only: it cannot change the board")
+            }
+            context.access = grant.readOnly ? .read : .write
+        } else {
+            context.access = .write
+        }
+        let boards = self.boards
+        guard let host = try await Blocking.run({ try boards.host(name) }) else {
+            throw APIError(.notFound, "no board '\(name)' on this server")
+        }
+        context.board = host
+        return try await next(request, context)
+    }
+
+    /// The bearer token of the request (`?token=` only on `/events`).
+    static func token(of request: Request) -> String? {
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                return String(parts[1]).trimmingCharacters(in: .whitespaces)
+            }
+            return nil
+        }
+        if request.uri.path.hasSuffix("/events"), let token = request.uri.queryParameters["token"] {
+            return String(token)
+        }
+        return nil
+    }
+}
+
+/// One log line per request, as metadata: method, path (never the query, where `/events` may
+/// carry a token), status and milliseconds.
+struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let start = ContinuousClock.now
+        func log(_ status: HTTPResponse.Status) {
+            let elapsed = ContinuousClock.now - start
+            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            context.logger.info(
+                "request",
+                metadata: [
+                    "method": "\(request.method.rawValue)", "path": "\(request.uri.path)",
+                    "status": "\(status.code)", "ms": "\((ms * 10).rounded() / 10)",
+                ])
+        }
+        do {
+            let response = try await next(request, context)
+            log(response.status)
+            return response
+        } catch let error as any HTTPResponseError {
+            log(error.status)
+            throw error
+        } catch {
+            log(.internalServerError)
+            throw error
+        }
+    }
+}

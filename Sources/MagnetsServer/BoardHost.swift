@@ -1,0 +1,123 @@
+import Dispatch
+import Foundation
+import MagnetsCore
+import MagnetsStore
+import Synchronization
+
+/// One board the server hosts: its open file, and the one serial queue every request on it goes
+/// through — so one board's requests are serialised, boards run in parallel, and the blocking
+/// SQLite work (and its sync to disk) runs on dispatch threads, not on the server's event loops
+/// or Swift's cooperative threads.
+///
+/// Writes commit in groups: the writes that arrive while the queue is busy wait together and
+/// are taken in one transaction, each in its own savepoint (`BoardFile.write(group:)`), so many
+/// writers share one sync to disk while each request stays all or nothing.
+final class BoardHost: Sendable {
+    let name: String
+    let file: BoardFile
+    let events = EventHub()
+    private let queue: DispatchQueue
+
+    private struct Waiting: Sendable {
+        var writes: [(BoardWrite, CheckedContinuation<Result<BoardWritten, any Error>, Never>)] = []
+        /// A drain is queued that will take every waiting write.
+        var drainQueued = false
+    }
+    private let waiting = Mutex(Waiting())
+
+    init(name: String, file: BoardFile) {
+        self.name = name
+        self.file = file
+        queue = DispatchQueue(label: "magnets.board.\(name)")
+    }
+
+    /// Runs `body` on the board's queue (after every request queued before it).
+    func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body(self.file) }) }
+        }
+    }
+
+    /// Applies one write, durable before this returns success; its ops go to the board's listeners.
+    func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
+        await withCheckedContinuation { continuation in
+            let schedule = waiting.withLock { state in
+                state.writes.append((item, continuation))
+                defer { state.drainQueued = true }
+                return !state.drainQueued
+            }
+            if schedule { queue.async { self.drain() } }
+        }
+    }
+
+    /// Takes every write waiting now in one transaction, then answers each.
+    private func drain() {
+        let batch = waiting.withLock { state in
+            defer {
+                state.writes.removeAll()
+                state.drainQueued = false
+            }
+            return state.writes
+        }
+        guard !batch.isEmpty else { return }
+        let results = file.write(group: batch.map(\.0))
+        for ((_, continuation), result) in zip(batch, results) {
+            if case .success(let written) = result { events.publish(written.taken) }
+            continuation.resume(returning: result)
+        }
+    }
+}
+
+/// The boards of the server's folder: `NAME.magnets`, opened when first asked for and kept open.
+final class BoardDirectory: Sendable {
+    let directory: String
+    private let hosts = Mutex<[String: BoardHost]>([:])
+
+    init(directory: String) {
+        self.directory = directory
+    }
+
+    /// `[a-z0-9][a-z0-9_-]{0,63}` (SPEC §7).
+    static func isBoardName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count) else { return false }
+        func alnum(_ b: UInt8) -> Bool { (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) }
+        return alnum(bytes[0]) && bytes.dropFirst().allSatisfy { alnum($0) || $0 == 0x5F || $0 == 0x2D }
+    }
+
+    func path(of name: String) -> String { directory + "/" + name + ".magnets" }
+
+    /// The board `name`, or nil when the folder holds no such board (a board added by
+    /// `server add` while the server runs is found at its first request).
+    func host(_ name: String) throws -> BoardHost? {
+        guard Self.isBoardName(name) else { return nil }
+        if let host = hosts.withLock({ $0[name] }) { return host }
+        let path = path(of: name)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let file = try BoardFile.open(path)
+        try file.requireDurableCommits()
+        let (host, extra) = hosts.withLock { hosts -> (BoardHost, BoardFile?) in
+            if let existing = hosts[name] { return (existing, file) }
+            let host = BoardHost(name: name, file: file)
+            hosts[name] = host
+            return (host, nil)
+        }
+        try? extra?.close()
+        return host
+    }
+
+    /// Sends a comment down every event stream.
+    func keepAlive() {
+        for host in hosts.withLock({ Array($0.values) }) { host.events.keepAlive() }
+    }
+
+    /// Ends every board's event streams.
+    func finishEvents() {
+        for host in hosts.withLock({ Array($0.values) }) { host.events.finishAll() }
+    }
+
+    /// Closes every board file.
+    func closeAll() {
+        for host in hosts.withLock({ Array($0.values) }) { try? host.file.close() }
+    }
+}

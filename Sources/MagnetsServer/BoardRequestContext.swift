@@ -1,0 +1,24 @@
+import Hummingbird
+import Logging
+
+/// The request context of every route: after `AuthMiddleware`, the board the request is about
+/// and what its token lets it do.
+struct BoardRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The board named in the path (set by `AuthMiddleware` before any `/boards/…` route runs).
+    var board: BoardHost?
+    /// May the request write?
+    var access: Access = .read
+
+    enum Access: Sendable { case read, write }
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    /// The board `AuthMiddleware` found.
+    func requireBoard() throws -> BoardHost {
+        guard let board else { throw APIError(.notFound, "no such board") }
+        return board
+    }
+}

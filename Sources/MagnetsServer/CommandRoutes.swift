@@ -1,0 +1,98 @@
+import Foundation
+import Hummingbird
+import MagnetsCore
+import MagnetsStore
+
+/// `POST /boards/NAME/commands`: a command from the page (SPEC §7, §8), recorded by the board's
+/// server replica with the author it names. Answers as `pull --json` / `move --json` (return:
+/// `{"op", "events"}`); a command the CLI would refuse → 422 with its reason, nothing recorded.
+struct CommandRoutes {
+    let limits: ServerLimits
+    /// A command's body is a few points at most 10,000 long: far below the bundle limit.
+    static let maxBody = 4 << 20
+
+    func addRoutes(to group: RouterGroup<BoardRequestContext>) {
+        group.post("commands") { request, context in try await command(request, context) }
+    }
+
+    func command(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
+        let board = try context.requireBoard()
+        let data = try await request.collectBody(
+            limit: min(Self.maxBody, limits.maxBody), timeout: limits.bodyTimeout)
+        let (command, author) = try Self.parse(data)
+        switch await board.write(.command(command, author: author, time: BoardFile.now())) {
+        case .failure(let error):
+            throw APIError.from(error, refusal: .unprocessableContent)
+        case .success(let written):
+            return JSONAnswer.response(written.edit!.json)
+        }
+    }
+
+    /// The command a body names: a body that is not JSON, or not an object of the right shape,
+    /// → 400; a command the CLI refuses (a bad letter, point or author; undo for now) → 422.
+    static func parse(_ data: Data) throws -> (EditCommand, author: String) {
+        guard let text = String(data: data, encoding: .utf8),
+            let json = try? JSONParser.parse(text, maxDepth: 8), case .object = json
+        else { throw APIError(.badRequest, "the body is not a JSON object") }
+        func string(_ key: String, required: Bool = true) throws -> String? {
+            guard let value = json[key], value != .null else {
+                if required { throw APIError(.badRequest, "the command lacks \"\(key)\"") }
+                return nil
+            }
+            guard let text = value.stringValue else { throw APIError(.badRequest, "\"\(key)\" must be a string") }
+            return text
+        }
+        func point(_ value: JSONValue, _ key: String) throws -> Point {
+            guard let pair = value.arrayValue, pair.count == 2, let x = pair[0].doubleValue,
+                let y = pair[1].doubleValue
+            else { throw APIError(.badRequest, "\"\(key)\" must be [x, y] numbers") }
+            let p = Point(x: x, y: y)
+            if let problem = Validation.pointProblem(p) {
+                throw APIError(.unprocessableContent, "\(key) \(x),\(y) is out of range: \(problem)")
+            }
+            return p
+        }
+        func target() throws -> Target {
+            let to = json["to"].flatMap { $0 == .null ? nil : $0 }
+            let path = json["path"].flatMap { $0 == .null ? nil : $0 }
+            switch (to, path) {
+            case (let to?, nil): return .point(try point(to, "to"))
+            case (nil, let path?):
+                guard let items = path.arrayValue else {
+                    throw APIError(.badRequest, "\"path\" must be a list of [x, y] points")
+                }
+                let points = try items.map { try point($0, "path") }
+                if let problem = Validation.pathProblem(points) {
+                    throw APIError(.unprocessableContent, "the path is refused: \(problem)")
+                }
+                return .path(points)
+            default: throw APIError(.badRequest, "give exactly one of \"to\" or \"path\"")
+            }
+        }
+        guard let kind = try string("kind") else { throw APIError(.badRequest, "the command lacks \"kind\"") }
+        let author = try string("author")!
+        guard Validation.isAuthor(author) else {
+            throw APIError(.unprocessableContent, "an author name is 1–64 characters with no control characters")
+        }
+        switch kind {
+        case "pull":
+            let letter = try string("letter")!
+            let color = try string("color", required: false)
+            if let color, !Validation.isColor(color) {
+                throw APIError(.unprocessableContent, "color '\(color)' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
+            }
+            if case .failure(let error) = EditCommand.letter(letter) {
+                throw APIError(.unprocessableContent, error.errorDescription ?? "bad letter")
+            }
+            return (.pull(letter: letter, color: color, target: try target()), author)
+        case "move":
+            return (.move(magnet: try string("magnet")!, target: try target()), author)
+        case "return":
+            return (.returnMagnet(try string("magnet")!), author)
+        case "undo":
+            throw APIError(.unprocessableContent, "undo is not available yet")
+        default:
+            throw APIError(.badRequest, "kind must be pull, move, return or undo")
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Hummingbird
+import MagnetsStore
+import ServiceLifecycle
+
+/// `GET /boards/NAME/events`: server-sent events, one `op` event per op the board takes from
+/// then on, its data the op's history entry as it was taken. A comment line (`: ready`) comes
+/// first, once the listener is registered; comments keep a quiet stream alive. The stream ends
+/// when the server stops.
+struct EventsRoutes {
+    func addRoutes(to group: RouterGroup<BoardRequestContext>) {
+        group.get("events") { request, context in try events(request, context) }
+    }
+
+    func events(_ request: Request, _ context: BoardRequestContext) throws -> Response {
+        let board = try context.requireBoard()
+        let (id, stream) = board.events.subscribe()
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: ResponseBody { writer in
+                defer { board.events.unsubscribe(id) }
+                try await writer.write(ByteBuffer(string: ": ready\n\n"))
+                try await withGracefulShutdownHandler {
+                    for await frame in stream { try await writer.write(ByteBuffer(string: frame)) }
+                } onGracefulShutdown: {
+                    board.events.unsubscribe(id)
+                }
+                try await writer.finish(nil)
+            })
+    }
+}

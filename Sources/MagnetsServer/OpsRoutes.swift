@@ -1,0 +1,64 @@
+import Foundation
+import Hummingbird
+import MagnetsCore
+import MagnetsStore
+
+/// `GET /boards/NAME/ops?since=CLOCK` and `POST /boards/NAME/ops`: bundles (SPEC §5), the seam
+/// a remote sync goes through.
+struct OpsRoutes {
+    let limits: ServerLimits
+
+    func addRoutes(to group: RouterGroup<BoardRequestContext>) {
+        group.get("ops") { request, context in try await export(request, context) }
+        group.post("ops") { request, context in try await importBundle(request, context) }
+    }
+
+    /// The bundle `ops export --since CLOCK` writes, byte for byte. The ops are read in one
+    /// snapshot on the board's queue; their lines are written out as the client takes them, a
+    /// piece at a time, so the bundle's text is never held whole.
+    func export(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
+        let board = try context.requireBoard()
+        var since: VectorClock?
+        if let text = request.uri.queryParameters["since"] {
+            guard let clock = VectorClock(parsing: String(text)) else {
+                throw APIError(.badRequest, "since must be a clock like alice=3,bob=2")
+            }
+            since = clock
+        }
+        let (header, ops) = try await board.read { [since] in try $0.opsForExport(since: since) }
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson; charset=utf-8"],
+            body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: header + "\n"))
+                var out = OpJSONWriter()
+                for op in ops {
+                    OpBundle.writeLine(op, to: &out)
+                    if out.json.count >= ByteStream.chunkSize {
+                        try await writer.write(out.json.withBytes { ByteBuffer(bytes: $0) })
+                        out.json.removeAll()
+                    }
+                }
+                if out.json.count > 0 { try await writer.write(out.json.withBytes { ByteBuffer(bytes: $0) }) }
+                try await writer.finish(nil)
+            })
+    }
+
+    /// All or nothing, as `ops import`: `{"accepted", "skipped", "clock"}`. The body is read in
+    /// full and parsed before the board is touched; it is durable before the answer.
+    func importBundle(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
+        let board = try context.requireBoard()
+        let data = try await request.collectBody(limit: limits.maxBody, timeout: limits.bodyTimeout)
+        let bundle: (header: OpBundle.Header, ops: [MagnetsCore.Operation])
+        do { bundle = try OpBundle.parse(data, name: "the bundle") } catch { throw APIError.from(error) }
+        switch await board.write(.importOps(header: bundle.header, ops: bundle.ops)) {
+        case .failure(let error):
+            throw APIError.from(error)
+        case .success(let written):
+            return JSONAnswer.response(
+                .object([
+                    ("accepted", .int(written.imported?.added ?? 0)), ("skipped", .int(written.imported?.skipped ?? 0)),
+                    ("clock", written.clock.json),
+                ]))
+        }
+    }
+}

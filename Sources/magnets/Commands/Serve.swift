@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MagnetsServer
+import Synchronization
+
+/// `--dir DIR`: the server's folder (env `MAGNETS_SERVER_DIR`, else `./boards`).
+struct ServerDirOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The server's folder: NAME.magnets per board, and server.sqlite for the tokens (env MAGNETS_SERVER_DIR, else ./boards).",
+            valueName: "dir"), completion: .directory) var dir: String?
+
+    var path: String { dir ?? Environment.value("MAGNETS_SERVER_DIR") ?? "./boards" }
+
+    /// The folder, which must exist.
+    func existing() throws -> String {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw HintedError(
+                message: "the server folder \(path) does not exist",
+                hint: "make a board there with 'magnets server add NAME --dir \(Shell.quote(path))'")
+        }
+        guard isDirectory.boolValue else { throw ValidationError("\(path) is not a folder") }
+        return path
+    }
+}
+
+extension Magnets {
+    /// `magnets serve [--dir DIR] [--host H] [--port P] [--open] [--max-body BYTES]` (SPEC §7).
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve", abstract: "Serve the boards of a folder over HTTP, for remote clone and sync.",
+            discussion:
+                "Every request needs a token made with 'magnets server token NAME', unless --open. Stops on Ctrl-C.\n\nExample:\n  magnets serve --dir boards --port 8080"
+        )
+        @OptionGroup var folder: ServerDirOption
+        @Option(help: "The address to listen on.") var host = "127.0.0.1"
+        @Option(help: "The port to listen on (0: any free port, printed when listening).") var port = 8080
+        @Flag(help: "Serve without tokens: anyone who can reach the address may read and change every board.")
+        var open = false
+        @Option(
+            name: .customLong("max-body"),
+            help: ArgumentHelp("The largest request body, in bytes (default 64 MiB).", valueName: "bytes"))
+        var maxBody = 64 << 20
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+            guard maxBody >= 1 else { throw ValidationError("--max-body must be at least 1") }
+            guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
+        }
+
+        func run() throws {
+            let directory = try folder.existing()
+            var limits = ServerLimits()
+            limits.maxBody = maxBody
+            let server = BoardServer(directory: directory, host: host, port: port, open: open, limits: limits)
+            LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+            let logger = Logger(label: "magnets.serve")
+            let open = self.open
+            try runAsync {
+                try await server.run(logger: logger) { host, port in
+                    print("magnets serve: listening on http://\(host):\(port) (boards in \(directory))")
+                    if open {
+                        print(
+                            "magnets serve: --open: no tokens are asked; anyone who can reach it may read and change every board"
+                        )
+                    }
+                    fflush(nil)
+                }
+            }
+            print("magnets serve: stopped")
+        }
+    }
+}
+
+/// Runs async work from the synchronous `main` and waits for it.
+func runAsync(_ body: @escaping @Sendable () async throws -> Void) throws {
+    let outcome = Mutex<Result<Void, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let result = await Result(catching: { try await body() })
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    try outcome.withLock { $0 }!.get()
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

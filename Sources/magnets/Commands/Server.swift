@@ -1,0 +1,186 @@
+import ArgumentParser
+import Foundation
+import MagnetsCore
+import MagnetsServer
+import MagnetsStore
+
+extension Magnets {
+    /// `magnets server add|token|revoke|list`: administration on the server's machine, on its
+    /// folder directly (a running server sees every change at its next request).
+    struct Server: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "server", abstract: "Administer a server's folder: boards and tokens.",
+            subcommands: [Add.self, Token.self, Revoke.self, List.self])
+
+        /// `magnets server add NAME [--from FILE | --width W --height H] [--replica ID]`.
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "add",
+                abstract: "Make a new board on the server, or take a board file's board and all its ops.",
+                discussion:
+                    "Example:\n  magnets server add fridge --dir boards\n  magnets server add fridge --from alice.magnets"
+            )
+            @OptionGroup var folder: ServerDirOption
+            @Argument(help: "The board's name on the server, [a-z0-9][a-z0-9_-]{0,63}.") var name: String
+            @Option(help: ArgumentHelp("Take this board file's board and all its ops.", valueName: "file"))
+            var from: String?
+            @Option(parsing: .unconditional, help: "Width of a new board, 1…100000 (default 1000).") var width:
+                SideArgument?
+            @Option(parsing: .unconditional, help: "Height of a new board, 1…100000 (default 700).") var height:
+                SideArgument?
+            @Option(
+                help: ArgumentHelp(
+                    "The server's replica id for this board (default server); two servers hosting copies of one board need different ones.",
+                    valueName: "id")) var replica = "server"
+            @OptionGroup var output: JSONOption
+
+            func validate() throws {
+                guard ServerFolder.isBoardName(name) else {
+                    throw ValidationError("board name '\(name)' must match [a-z0-9][a-z0-9_-]{0,63}")
+                }
+                guard Validation.isReplicaID(replica) else {
+                    throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+                }
+                if from != nil, width != nil || height != nil {
+                    throw ValidationError("--from takes the board as it is: give no --width or --height with it")
+                }
+            }
+
+            func run() throws {
+                let folder = ServerFolder(self.folder.path)
+                do {
+                    try FileManager.default.createDirectory(atPath: folder.directory, withIntermediateDirectories: true)
+                } catch {
+                    throw StoreError.failed(
+                        "cannot create the folder \(folder.directory): \(error.localizedDescription)")
+                }
+                let path = folder.boardPath(name)
+                let file: BoardFile
+                if let from {
+                    file = try OpenFiles.keep(
+                        OpenFiles.keep(BoardFile.open(from, for: .reading)).clone(to: path, replica: replica))
+                } else {
+                    file = try OpenFiles.keep(
+                        BoardFile.create(
+                            path, name: name,
+                            size: Size(width: width?.value ?? 1000, height: height?.value ?? 700),
+                            replica: replica, author: replica))
+                }
+                if output.json {
+                    Output.json(
+                        .object([
+                            ("board", .string(file.boardID)), ("name", .string(name)), ("file", .string(path)),
+                            ("replica", .string(replica)),
+                        ]))
+                } else {
+                    print("added board \(name) (\(path), replica \(replica))")
+                    print(
+                        "make a token for it with: magnets server token \(name)\(self.folder.dir.map { " --dir \(Shell.quote($0))" } ?? "")"
+                    )
+                }
+            }
+        }
+
+        /// `magnets server token NAME [--read-only] [--label TEXT]`.
+        struct Token: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "token", abstract: "Print a new token for a board (shown once: only a hash is kept).",
+                discussion:
+                    "Example:\n  magnets server token fridge --label alice\n  magnets server token fridge --read-only --label wall"
+            )
+            @OptionGroup var folder: ServerDirOption
+            @Argument(help: "The board's name on the server.") var name: String
+            @Flag(help: "A token that can read the board but not change it.") var readOnly = false
+            @Option(help: ArgumentHelp("A note on whom it is for, shown by 'server list'.", valueName: "text"))
+            var label = ""
+
+            func validate() throws {
+                guard ServerFolder.isBoardName(name) else {
+                    throw ValidationError("board name '\(name)' must match [a-z0-9][a-z0-9_-]{0,63}")
+                }
+                guard label.count <= 200,
+                    !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                else { throw ValidationError("--label must be at most 200 characters, with no control characters") }
+            }
+
+            func run() throws {
+                let folder = ServerFolder(try self.folder.existing())
+                guard FileManager.default.fileExists(atPath: folder.boardPath(name)) else {
+                    throw HintedError(
+                        message: "no board '\(name)' in \(folder.directory)",
+                        hint: "add it first with 'magnets server add \(name)'")
+                }
+                let token = try folder.tokens().add(board: name, readOnly: readOnly, label: label)
+                print(token)
+                Output.note("a\(readOnly ? " read-only" : "") token for board \(name): shown this once, keep it")
+            }
+        }
+
+        /// `magnets server revoke TOKEN`.
+        struct Revoke: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "revoke", abstract: "End a token, given whole or by the prefix 'server list' shows.",
+                discussion: "Example:\n  magnets server revoke mgt_1a2b3c4d")
+            @OptionGroup var folder: ServerDirOption
+            @Argument(help: "The token, or its prefix as 'server list' shows it.") var token: String
+
+            func run() throws {
+                let folder = ServerFolder(try self.folder.existing())
+                guard try folder.tokens().revoke(token) == 1 else {
+                    throw StoreError.refused(
+                        "no token '\(token.prefix(12))…' on this server (see 'magnets server list')")
+                }
+                print("revoked \(token.prefix(12))…")
+            }
+        }
+
+        /// `magnets server list [--json]`.
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "The boards and their tokens (label, read-only, a short prefix).",
+                discussion: "Example:\n  magnets server list --dir boards")
+            @OptionGroup var folder: ServerDirOption
+            @OptionGroup var output: JSONOption
+
+            func run() throws {
+                let folder = ServerFolder(try self.folder.existing())
+                let tokens = try folder.tokens().list()
+                let boards = folder.boardNames()
+                if output.json {
+                    Output.json(
+                        .array(
+                            boards.map { name in
+                                .object([
+                                    ("name", .string(name)),
+                                    (
+                                        "tokens",
+                                        .array(
+                                            tokens.filter { $0.board == name }.map { token in
+                                                .object([
+                                                    ("prefix", .string(token.prefix)), ("label", .string(token.label)),
+                                                    ("read_only", .bool(token.readOnly)),
+                                                    (
+                                                        "created",
+                                                        .string(Timestamp.iso8601(milliseconds: token.created))
+                                                    ),
+                                                ])
+                                            })
+                                    ),
+                                ])
+                            }))
+                    return
+                }
+                if boards.isEmpty { print("no boards in \(folder.directory)") }
+                for name in boards {
+                    let own = tokens.filter { $0.board == name }
+                    print("\(name)  (\(Output.count(own.count, "token")))")
+                    for token in own {
+                        print(
+                            "  \(token.prefix)…  \(token.readOnly ? "read-only " : "read-write")  \(token.label.isEmpty ? "-" : token.label)"
+                        )
+                    }
+                }
+            }
+        }
+    }
+}
