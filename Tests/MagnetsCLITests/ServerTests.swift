@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// `magnets serve` and `magnets server …` through the binary: a real server on a free loopback
@@ -400,6 +401,36 @@ struct ServerTests: ScratchSuite {
         #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int == 6)
         #expect(magnets("check", "-b", "boards/fridge.magnets").status == 0)
         _ = (halfHead, halfBody)
+    }
+
+    @Test("many clients at once on two boards: every acknowledged op is there once, refusals change nothing")
+    func concurrentClients() throws {
+        let (rw, _) = hostedBoard()
+        #expect(
+            magnets("server", "add", "second", "--from", "alice.magnets", "--replica", "host", "--dir", "boards").status
+                == 0)
+        let second = token("second")
+        let server = try TestServer(scratch)
+        let client = server.client
+        let replies = Mutex<[(String, Int)]>([])
+        DispatchQueue.concurrentPerform(iterations: 24) { i in
+            let (board, token) = i % 2 == 0 ? ("fridge", rw) : ("second", second)
+            // Every fourth one is refused (no such magnet): it must record nothing.
+            let magnet = i % 4 == 3 ? "Q" : "A"
+            let body = #"{"kind": "move", "magnet": "\#(magnet)", "to": [\#(100 + i * 10), 200], "author": "c\#(i)"}"#
+            let status =
+                (try? client.request("POST", "/boards/\(board)/commands", token: token, body: Data(body.utf8)).status)
+                ?? -1
+            replies.withLock { $0.append((board, status)) }
+        }
+        let all = replies.withLock { $0 }
+        #expect(all.filter { $0.1 == 200 }.count == 18 && all.filter { $0.1 == 422 }.count == 6, "\(all)")
+        for (board, token) in [("fridge", rw), ("second", second)] {
+            let info = try server.get("/boards/\(board)", token: token)
+            let acknowledged = all.filter { $0.0 == board && $0.1 == 200 }.count
+            #expect(info.object["ops"] as? Int == 5 + acknowledged, "\(board)")
+            #expect(magnets("check", "-b", "boards/\(board).magnets").status == 0)
+        }
     }
 
     @Test("a POST answered 200 is on disk: the file read after SIGKILL holds it")
