@@ -403,6 +403,31 @@ struct ServerTests: ScratchSuite {
         _ = (halfHead, halfBody)
     }
 
+    @Test("--timeout: a stalled request is closed, a body that trickles in is answered 408, in about that time")
+    func stalledClients() throws {
+        let (rw, _) = hostedBoard()
+        let server = try TestServer(scratch, extra: ["--timeout", "1"])
+        let started = Date()
+        let halfBody = try Connection(port: server.port)
+        try halfBody.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nContent-Length: 1000\r\n\r\n{\"magnets_bundle\""
+        )
+        let halfHead = try Connection(port: server.port)
+        try halfHead.send("GET /boards/fridge HTTP/1.1\r\nHost: 127.")
+        let trickle = try Connection(port: server.port)
+        try trickle.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nContent-Length: 1000\r\n\r\n")
+        for _ in 0..<12 {
+            try? trickle.send("x")
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        let reply = try trickle.readReply()
+        #expect(reply.status == 408 && !reply.error.isEmpty)
+        #expect(!halfBody.fill() && !halfHead.fill(), "the stalled connections are closed")
+        #expect(Date().timeIntervalSince(started) < 8)
+        #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int == 5)
+    }
+
     @Test("many clients at once on two boards: every acknowledged op is there once, refusals change nothing")
     func concurrentClients() throws {
         let (rw, _) = hostedBoard()
