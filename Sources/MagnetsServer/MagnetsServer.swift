@@ -49,8 +49,24 @@ public struct BoardServer: Sendable {
         let services = ServiceGroup(
             configuration: .init(
                 services: [app, events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await services.run()
-        boards.closeAll()
+        defer { boards.closeAll() }
+        do {
+            try await services.run()
+        } catch let error as IOError {
+            throw ServeError.cannotListen("\(host):\(port)", String(cString: strerror(error.errnoCode)))
+        }
+    }
+}
+
+/// Why `magnets serve` could not serve.
+public enum ServeError: LocalizedError, Equatable {
+    case cannotListen(String, String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .cannotListen(let address, let why):
+            "cannot listen on \(address): \(why.prefix(1).lowercased() + why.dropFirst()) (is another server running there? choose another --port)"
+        }
     }
 }
 

@@ -111,6 +111,21 @@ struct ServerTests: ScratchSuite {
         #expect(try server.get("/nothing/here").status == 404)
     }
 
+    @Test("serve refuses a port in use and a missing folder with one error line, exit 1; a bad port is a usage error")
+    func serveRefusals() throws {
+        _ = hostedBoard()
+        let server = try TestServer(scratch, open: true)
+        let taken = magnets("serve", "--dir", "boards", "--port", String(server.port))
+        #expect(
+            taken.status == 1 && taken.firstErrorLine.hasPrefix("error: cannot listen on 127.0.0.1:"), "\(taken.stderr)"
+        )
+        let missing = magnets("serve", "--dir", "nosuch", "--port", "0")
+        #expect(missing.status == 1 && missing.firstErrorLine == "error: the server folder nosuch does not exist")
+        #expect(magnets("serve", "--dir", "boards", "--port", "70000").status == 64)
+        #expect(magnets("serve", "--dir", "boards", "--max-body", "0").status == 64)
+        #expect(try server.get("/boards/fridge").status == 200)
+    }
+
     @Test("server token and revoke take effect on a running server at once, as does a board added meanwhile")
     func adminWhileRunning() throws {
         let (rw, _) = hostedBoard()
