@@ -8,10 +8,13 @@ import ServiceLifecycle
 public struct BoardServer: Sendable {
     /// Where the boards are (`NAME.magnets`) and the tokens (`server.sqlite`).
     public var directory: String
+    /// The address to listen on (`127.0.0.1` unless `--host` says otherwise).
     public var host: String
+    /// The port to listen on; 0 picks a free one.
     public var port: Int
     /// Serve without tokens (`--open`).
     public var open: Bool
+    /// Body size and time limits.
     public var limits: ServerLimits
 
     public init(directory: String, host: String, port: Int, open: Bool, limits: ServerLimits) {
@@ -60,6 +63,7 @@ public struct BoardServer: Sendable {
 
 /// Why `magnets serve` could not serve.
 public enum ServeError: LocalizedError, Equatable {
+    /// The address could not be bound (`HOST:PORT`, and why).
     case cannotListen(String, String)
 
     public var errorDescription: String? {
@@ -88,6 +92,7 @@ struct EventStreamsService: Service {
 /// The server's folder as the admin commands (`magnets server …`) see it: board files
 /// `NAME.magnets` and the tokens in `server.sqlite`.
 public struct ServerFolder: Sendable {
+    /// The folder's path.
     public let directory: String
 
     public init(_ directory: String) {
