@@ -324,15 +324,26 @@ struct ServerTests: ScratchSuite {
         #expect(!run.stderr.contains(ro) && run.stderr.contains("path=/boards/fridge/events"))
     }
 
-    @Test("SIGTERM ends the event streams, finishes, and exits 0")
+    @Test("SIGTERM ends the event streams, lets a request in flight finish, and exits 0")
     func cleanStop() throws {
-        let (_, ro) = hostedBoard()
+        let (rw, ro) = hostedBoard()
         let server = try TestServer(scratch)
         let stream = try server.events("fridge", token: ro)
+        let body = #"{"kind": "move", "magnet": "A", "to": [300, 200], "author": "late"}"#
+        let inFlight = try Connection(port: server.port)
+        try inFlight.send(
+            "POST /boards/fridge/commands HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + body.prefix(10))
+        Thread.sleep(forTimeInterval: 0.3)
+        server.started.kill(SIGTERM)
+        #expect(try stream.nextOp() == nil, "the event stream ends")
+        try inFlight.send(String(body.dropFirst(10)))
+        let reply = try inFlight.readReply()
+        #expect(reply.status == 200 && reply.object["x"] as? Double == 300, "\(reply.status) \(reply.text)")
         let run = server.stop(SIGTERM)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("stopped"))
-        #expect(try stream.nextOp() == nil)
+        #expect(magnets("history", "-b", "boards/fridge.magnets", "--format", "csv").stdout.contains(",late,"))
     }
 
     // MARK: - Commands
