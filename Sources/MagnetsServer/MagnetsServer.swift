@@ -40,9 +40,13 @@ public struct BoardServer: Sendable {
         CommandRoutes(limits: limits).addRoutes(to: group)
 
         let host = self.host
+        let limits = self.limits
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .init(limits.idleTimeout))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ContinueHandler(maxBody: limits.maxBody)],
+                    idleTimeout: .init(limits.idleTimeout))),
             configuration: .init(address: .hostname(host, port: port), serverName: "magnets"),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)

@@ -212,6 +212,28 @@ struct ServerTests: ScratchSuite {
         #expect((shown["clock"] as? NSDictionary) == (bob["clock"] as? NSDictionary))
     }
 
+    @Test("Expect: 100-continue is answered 100 before the body is sent, or 413 at once when the body is too large")
+    func expectContinue() throws {
+        let (rw, _) = hostedBoard()
+        let server = try TestServer(scratch, extra: ["--max-body", "100000"])
+        #expect(magnets("pull", "B", "-b", "alice.magnets", "--to", "300,100").status == 0)
+        let body = bundle("alice.magnets", since: "alice=5")
+        let connection = try Connection(port: server.port)
+        try connection.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nExpect: 100-continue\r\n"
+                + "Content-Length: \(body.count)\r\n\r\n")
+        #expect(try connection.readHead().status == 100)
+        try connection.send(body)
+        let reply = try connection.readReply()
+        #expect(reply.status == 200 && reply.object["accepted"] as? Int == 1)
+
+        let large = try Connection(port: server.port)
+        try large.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nExpect: 100-continue\r\n"
+                + "Content-Length: 200000\r\n\r\n")
+        #expect(try large.readHead().status == 413)
+    }
+
     @Test(
         "a malformed, truncated, foreign or gapped bundle is 400, a replica id used for other ops 409; nothing changes")
     func refusedBundles() throws {
