@@ -14,11 +14,13 @@ struct EventsRoutes {
 
     func events(_ request: Request, _ context: BoardRequestContext) throws -> Response {
         let board = try context.requireBoard()
-        let (id, stream) = board.events.subscribe()
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
             body: ResponseBody { writer in
+                // Subscribed only once the body is being written, so nothing is left subscribed
+                // for a connection that closed before.
+                let (id, stream) = board.events.subscribe()
                 defer { board.events.unsubscribe(id) }
                 try await writer.write(ByteBuffer(string: ": ready\n\n"))
                 try await withGracefulShutdownHandler {

@@ -5,18 +5,20 @@ import Hummingbird
 public struct ServerLimits: Sendable {
     /// The largest request body (SPEC §7: 64 MiB unless `--max-body` says otherwise).
     public var maxBody: Int = 64 << 20
-    /// How long a request body may take to arrive, so that a stalled client holds nothing: a body
-    /// is read in full before its board is touched, and the read gives up after this.
-    public var bodyTimeout: Duration = .seconds(30)
-    /// How long a connection may sit idle between requests (or with half a request head).
+    /// How long a connection may go without sending anything while it owes a request (half a
+    /// head, half a body) or between requests: then it is closed. A body is read in full before
+    /// its board is touched, so a stalled client holds nothing.
     public var idleTimeout: Duration = .seconds(30)
+    /// How long a whole request body may take, against a client that trickles it in a byte at a
+    /// time: then it is answered 408.
+    public var bodyTimeout: Duration = .seconds(60)
 
     public init() {}
 }
 
 extension Request {
     /// The whole body, refused with 413 past `limit` bytes (at once when `Content-Length` says
-    /// so) and with 408 when it does not arrive within `timeout`.
+    /// so) and with 408 when it does not arrive whole within `timeout`.
     func collectBody(limit: Int, timeout: Duration) async throws -> Data {
         if let length = headers[.contentLength].flatMap(Int.init), length > limit {
             throw APIError(.contentTooLarge, "the body is larger than the limit of \(limit) bytes")
@@ -25,11 +27,19 @@ extension Request {
         return try await withThrowingTaskGroup(of: Data?.self) { group in
             group.addTask {
                 var data = Data()
-                for try await chunk in body {
-                    guard data.count + chunk.readableBytes <= limit else {
-                        throw APIError(.contentTooLarge, "the body is larger than the limit of \(limit) bytes")
+                do {
+                    for try await chunk in body {
+                        guard data.count + chunk.readableBytes <= limit else {
+                            throw APIError(.contentTooLarge, "the body is larger than the limit of \(limit) bytes")
+                        }
+                        data.append(contentsOf: chunk.readableBytesView)
                     }
-                    data.append(contentsOf: chunk.readableBytesView)
+                } catch let error as APIError {
+                    throw error
+                } catch {
+                    // The connection broke or was closed for idling: nobody hears this answer,
+                    // but the log says what happened.
+                    throw APIError(.badRequest, "the body did not arrive whole")
                 }
                 return data
             }

@@ -8,10 +8,13 @@ import ServiceLifecycle
 public struct BoardServer: Sendable {
     /// Where the boards are (`NAME.magnets`) and the tokens (`server.sqlite`).
     public var directory: String
+    /// The address to listen on (`127.0.0.1` unless `--host` says otherwise).
     public var host: String
+    /// The port to listen on; 0 picks a free one.
     public var port: Int
     /// Serve without tokens (`--open`).
     public var open: Bool
+    /// Body size and time limits.
     public var limits: ServerLimits
 
     public init(directory: String, host: String, port: Int, open: Bool, limits: ServerLimits) {
@@ -37,9 +40,13 @@ public struct BoardServer: Sendable {
         CommandRoutes(limits: limits).addRoutes(to: group)
 
         let host = self.host
+        let limits = self.limits
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .init(limits.idleTimeout))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ContinueHandler(maxBody: limits.maxBody)],
+                    idleTimeout: .init(limits.idleTimeout))),
             configuration: .init(address: .hostname(host, port: port), serverName: "magnets"),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -49,8 +56,25 @@ public struct BoardServer: Sendable {
         let services = ServiceGroup(
             configuration: .init(
                 services: [app, events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await services.run()
-        boards.closeAll()
+        defer { boards.closeAll() }
+        do {
+            try await services.run()
+        } catch let error as IOError {
+            throw ServeError.cannotListen("\(host):\(port)", String(cString: strerror(error.errnoCode)))
+        }
+    }
+}
+
+/// Why `magnets serve` could not serve.
+public enum ServeError: LocalizedError, Equatable {
+    /// The address could not be bound (`HOST:PORT`, and why).
+    case cannotListen(String, String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .cannotListen(let address, let why):
+            "cannot listen on \(address): \(why.prefix(1).lowercased() + why.dropFirst()) (is another server running there? choose another --port)"
+        }
     }
 }
 
@@ -72,6 +96,7 @@ struct EventStreamsService: Service {
 /// The server's folder as the admin commands (`magnets server …`) see it: board files
 /// `NAME.magnets` and the tokens in `server.sqlite`.
 public struct ServerFolder: Sendable {
+    /// The folder's path.
     public let directory: String
 
     public init(_ directory: String) {

@@ -17,9 +17,13 @@ public final class TokenStore: Sendable {
 
     /// A token as `list` shows it (never the token itself).
     public struct Listed: Sendable, Equatable {
+        /// Its first 12 characters (`mgt_` and 8 hex digits), which `revoke` takes.
         public var prefix: String
+        /// The board it is for.
         public var board: String
+        /// It can read but not write.
         public var readOnly: Bool
+        /// A note on whom it is for (`--label`).
         public var label: String
         /// Milliseconds since 1970.
         public var created: Int64

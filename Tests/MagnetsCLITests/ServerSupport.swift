@@ -176,18 +176,13 @@ final class TestServer {
         return started.wait()
     }
 
-    /// One request on a new connection (`Connection: close`).
+    /// A client of this server, to hand to other threads.
+    var client: HTTPClient { HTTPClient(port: port) }
+
     func request(
         _ method: String, _ path: String, token: String? = nil, body: Data? = nil, headers: [String: String] = [:]
     ) throws -> Reply {
-        let connection = try Connection(port: port)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        if let token { head += "Authorization: Bearer \(token)\r\n" }
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if let body { head += "Content-Length: \(body.count)\r\n" }
-        try connection.send(head + "\r\n")
-        if let body { try connection.send(body) }
-        return try connection.readReply()
+        try client.request(method, path, token: token, body: body, headers: headers)
     }
 
     func get(_ path: String, token: String? = nil) throws -> Reply { try request("GET", path, token: token) }
@@ -213,6 +208,24 @@ final class TestServer {
         let stream = EventStream(connection: connection, status: status)
         if status == 200 { _ = try stream.nextFrame() }  // ": ready"
         return stream
+    }
+}
+
+/// Requests to a server on loopback, each on a new connection (`Connection: close`).
+struct HTTPClient: Sendable {
+    let port: Int
+
+    func request(
+        _ method: String, _ path: String, token: String? = nil, body: Data? = nil, headers: [String: String] = [:]
+    ) throws -> Reply {
+        let connection = try Connection(port: port)
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        try connection.send(head + "\r\n")
+        if let body { try connection.send(body) }
+        return try connection.readReply()
     }
 }
 

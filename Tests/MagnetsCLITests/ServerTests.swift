@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// `magnets serve` and `magnets server …` through the binary: a real server on a free loopback
@@ -110,6 +111,21 @@ struct ServerTests: ScratchSuite {
         #expect(try server.get("/nothing/here").status == 404)
     }
 
+    @Test("serve refuses a port in use and a missing folder with one error line, exit 1; a bad port is a usage error")
+    func serveRefusals() throws {
+        _ = hostedBoard()
+        let server = try TestServer(scratch, open: true)
+        let taken = magnets("serve", "--dir", "boards", "--port", String(server.port))
+        #expect(
+            taken.status == 1 && taken.firstErrorLine.hasPrefix("error: cannot listen on 127.0.0.1:"), "\(taken.stderr)"
+        )
+        let missing = magnets("serve", "--dir", "nosuch", "--port", "0")
+        #expect(missing.status == 1 && missing.firstErrorLine == "error: the server folder nosuch does not exist")
+        #expect(magnets("serve", "--dir", "boards", "--port", "70000").status == 64)
+        #expect(magnets("serve", "--dir", "boards", "--max-body", "0").status == 64)
+        #expect(try server.get("/boards/fridge").status == 200)
+    }
+
     @Test("server token and revoke take effect on a running server at once, as does a board added meanwhile")
     func adminWhileRunning() throws {
         let (rw, _) = hostedBoard()
@@ -194,6 +210,28 @@ struct ServerTests: ScratchSuite {
             #expect((shown[key] as? NSArray) == (bob[key] as? NSArray), "\(key)")
         }
         #expect((shown["clock"] as? NSDictionary) == (bob["clock"] as? NSDictionary))
+    }
+
+    @Test("Expect: 100-continue is answered 100 before the body is sent, or 413 at once when the body is too large")
+    func expectContinue() throws {
+        let (rw, _) = hostedBoard()
+        let server = try TestServer(scratch, extra: ["--max-body", "100000"])
+        #expect(magnets("pull", "B", "-b", "alice.magnets", "--to", "300,100").status == 0)
+        let body = bundle("alice.magnets", since: "alice=5")
+        let connection = try Connection(port: server.port)
+        try connection.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nExpect: 100-continue\r\n"
+                + "Content-Length: \(body.count)\r\n\r\n")
+        #expect(try connection.readHead().status == 100)
+        try connection.send(body)
+        let reply = try connection.readReply()
+        #expect(reply.status == 200 && reply.object["accepted"] as? Int == 1)
+
+        let large = try Connection(port: server.port)
+        try large.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nExpect: 100-continue\r\n"
+                + "Content-Length: 200000\r\n\r\n")
+        #expect(try large.readHead().status == 413)
     }
 
     @Test(
@@ -308,15 +346,26 @@ struct ServerTests: ScratchSuite {
         #expect(!run.stderr.contains(ro) && run.stderr.contains("path=/boards/fridge/events"))
     }
 
-    @Test("SIGTERM ends the event streams, finishes, and exits 0")
+    @Test("SIGTERM ends the event streams, lets a request in flight finish, and exits 0")
     func cleanStop() throws {
-        let (_, ro) = hostedBoard()
+        let (rw, ro) = hostedBoard()
         let server = try TestServer(scratch)
         let stream = try server.events("fridge", token: ro)
+        let body = #"{"kind": "move", "magnet": "A", "to": [300, 200], "author": "late"}"#
+        let inFlight = try Connection(port: server.port)
+        try inFlight.send(
+            "POST /boards/fridge/commands HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + body.prefix(10))
+        Thread.sleep(forTimeInterval: 0.3)
+        server.started.kill(SIGTERM)
+        #expect(try stream.nextOp() == nil, "the event stream ends")
+        try inFlight.send(String(body.dropFirst(10)))
+        let reply = try inFlight.readReply()
+        #expect(reply.status == 200 && reply.object["x"] as? Double == 300, "\(reply.status) \(reply.text)")
         let run = server.stop(SIGTERM)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("stopped"))
-        #expect(try stream.nextOp() == nil)
+        #expect(magnets("history", "-b", "boards/fridge.magnets", "--format", "csv").stdout.contains(",late,"))
     }
 
     // MARK: - Commands
@@ -400,6 +449,61 @@ struct ServerTests: ScratchSuite {
         #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int == 6)
         #expect(magnets("check", "-b", "boards/fridge.magnets").status == 0)
         _ = (halfHead, halfBody)
+    }
+
+    @Test("--timeout: a stalled request is closed, a body that trickles in is answered 408, in about that time")
+    func stalledClients() throws {
+        let (rw, _) = hostedBoard()
+        let server = try TestServer(scratch, extra: ["--timeout", "1"])
+        let started = Date()
+        let halfBody = try Connection(port: server.port)
+        try halfBody.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nContent-Length: 1000\r\n\r\n{\"magnets_bundle\""
+        )
+        let halfHead = try Connection(port: server.port)
+        try halfHead.send("GET /boards/fridge HTTP/1.1\r\nHost: 127.")
+        let trickle = try Connection(port: server.port)
+        try trickle.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nContent-Length: 1000\r\n\r\n")
+        for _ in 0..<12 {
+            try? trickle.send("x")
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        let reply = try trickle.readReply()
+        #expect(reply.status == 408 && !reply.error.isEmpty)
+        #expect(!halfBody.fill() && !halfHead.fill(), "the stalled connections are closed")
+        #expect(Date().timeIntervalSince(started) < 8)
+        #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int == 5)
+    }
+
+    @Test("many clients at once on two boards: every acknowledged op is there once, refusals change nothing")
+    func concurrentClients() throws {
+        let (rw, _) = hostedBoard()
+        #expect(
+            magnets("server", "add", "second", "--from", "alice.magnets", "--replica", "host", "--dir", "boards").status
+                == 0)
+        let second = token("second")
+        let server = try TestServer(scratch)
+        let client = server.client
+        let replies = Mutex<[(String, Int)]>([])
+        DispatchQueue.concurrentPerform(iterations: 24) { i in
+            let (board, token) = i % 2 == 0 ? ("fridge", rw) : ("second", second)
+            // Every fourth one is refused (no such magnet): it must record nothing.
+            let magnet = i % 4 == 3 ? "Q" : "A"
+            let body = #"{"kind": "move", "magnet": "\#(magnet)", "to": [\#(100 + i * 10), 200], "author": "c\#(i)"}"#
+            let status =
+                (try? client.request("POST", "/boards/\(board)/commands", token: token, body: Data(body.utf8)).status)
+                ?? -1
+            replies.withLock { $0.append((board, status)) }
+        }
+        let all = replies.withLock { $0 }
+        #expect(all.filter { $0.1 == 200 }.count == 18 && all.filter { $0.1 == 422 }.count == 6, "\(all)")
+        for (board, token) in [("fridge", rw), ("second", second)] {
+            let info = try server.get("/boards/\(board)", token: token)
+            let acknowledged = all.filter { $0.0 == board && $0.1 == 200 }.count
+            #expect(info.object["ops"] as? Int == 5 + acknowledged, "\(board)")
+            #expect(magnets("check", "-b", "boards/\(board).magnets").status == 0)
+        }
     }
 
     @Test("a POST answered 200 is on disk: the file read after SIGKILL holds it")

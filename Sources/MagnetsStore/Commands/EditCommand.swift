@@ -69,6 +69,7 @@ public enum EditCommand: Sendable, Equatable {
 
 /// An op recorded for an `EditCommand`, and the magnet it is about.
 public struct EditResult: Sendable {
+    /// The op, what it did, and the board after it.
     public var recorded: Recorded
     /// The magnet pulled, moved or returned.
     public var magnet: MagnetID

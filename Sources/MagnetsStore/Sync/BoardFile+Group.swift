@@ -52,6 +52,9 @@ extension BoardFile {
                         }
                         results.append(.success(written!))
                     } catch {
+                        // SQLite ends the whole transaction on some failures (a full disk, an
+                        // I/O error): then nothing of the group can land, and every write fails.
+                        guard db.isInsideTransaction else { throw error }
                         results.append(.failure(error))
                     }
                 }

@@ -43,10 +43,18 @@ extension Magnets {
             name: .customLong("max-body"),
             help: ArgumentHelp("The largest request body, in bytes (default 64 MiB).", valueName: "bytes"))
         var maxBody = 64 << 20
+        @Option(
+            help: ArgumentHelp(
+                "How long a connection may send nothing, mid-request or between requests, before it is closed; a whole body may take twice as long (default 30).",
+                valueName: "seconds"))
+        var timeout = 30.0
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             guard maxBody >= 1 else { throw ValidationError("--max-body must be at least 1") }
+            guard timeout.isFinite, (0.1...86_400).contains(timeout) else {
+                throw ValidationError("--timeout must be 0.1…86400 seconds")
+            }
             guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
         }
 
@@ -54,6 +62,8 @@ extension Magnets {
             let directory = try folder.existing()
             var limits = ServerLimits()
             limits.maxBody = maxBody
+            limits.idleTimeout = .milliseconds(Int64(timeout * 1000))
+            limits.bodyTimeout = .milliseconds(Int64(timeout * 2000))
             let server = BoardServer(directory: directory, host: host, port: port, open: open, limits: limits)
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
             let logger = Logger(label: "magnets.serve")
