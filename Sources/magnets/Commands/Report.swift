@@ -16,13 +16,26 @@ enum Report {
         }
     }
 
+    /// An undo: the object of a move (`magnet`, `x`, `y`, `zone` null when it restored no
+    /// magnet), or the op, what it undid and what that restored.
+    static func undo(_ recorded: Recorded, json: Bool) {
+        var id: MagnetID?
+        if case .undo(_, _, .magnet(let m)) = recorded.op.payload { id = m }
+        if json {
+            magnet(recorded, id, json: true)
+        } else {
+            print("\(recorded.op.id): \(Output.describe(recorded))")
+        }
+    }
+
     /// `{"op", "magnet", "x", "y", "zone", "events"}` for a pull or a move.
-    static func magnet(_ recorded: Recorded, _ id: MagnetID, json: Bool) {
-        let magnet = recorded.board.magnets[id]
+    static func magnet(_ recorded: Recorded, _ id: MagnetID?, json: Bool) {
+        let magnet = id.flatMap { recorded.board.magnets[$0] }
         if json {
             Output.json(
                 .object([
-                    ("op", .string(recorded.op.id.description)), ("magnet", .string(id.description)),
+                    ("op", .string(recorded.op.id.description)),
+                    ("magnet", id.map { .string($0.description) } ?? .null),
                     ("x", magnet.map { .number($0.center.x) } ?? .null),
                     ("y", magnet.map { .number($0.center.y) } ?? .null),
                     ("zone", magnet?.zone.map(JSONValue.string) ?? .null),
