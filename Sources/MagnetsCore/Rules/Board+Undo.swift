@@ -87,7 +87,9 @@ extension Board {
     }
 
     /// Puts a magnet back as `found` (placed, not dragged, on top; `nil`: back to its tile).
-    private mutating func restore(_ id: MagnetID, to found: Magnet?, undoing target: OpID, by stamp: OpStamp)
+    private mutating func restore(
+        _ id: MagnetID, to found: Magnet?, undoing target: OpID, by stamp: OpStamp
+    )
         -> Outcome
     {
         let current = magnets[id]
@@ -166,7 +168,8 @@ extension Board {
         }
         tray[index].remaining = restored
         let taken = changes[.tile(key)]?.taken
-        changes[.tile(key)] = Change(op: stamp, undoing: target, found: .tile(before: now, after: restored), taken: taken)
+        changes[.tile(key)] = Change(
+            op: stamp, undoing: target, found: .tile(before: now, after: restored), taken: taken)
         return Outcome(events: [
             .undone(target: target), .stocked(letter: key.letter, color: key.color, remaining: restored),
         ])
