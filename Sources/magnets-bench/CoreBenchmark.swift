@@ -144,7 +144,8 @@ enum CoreBenchmark {
         print(
             String(
                 format: "fold%@: %.2f M ops/s, the best of %d rounds; outcome digest %016llx",
-                undoShare > 0 ? " with \(Int(undoShare * 100))% undos" : "", Double(count) / best / 1e6, rounds, digest))
+                undoShare > 0 ? " with \(Int(undoShare * 100))% undos" : "", Double(count) / best / 1e6, rounds, digest)
+        )
     }
 
     static func run(count: Int = 1_000_000) throws {

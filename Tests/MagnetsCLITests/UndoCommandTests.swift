@@ -73,8 +73,9 @@ struct UndoCommandTests: ScratchSuite {
     }
 
     /// A command that must fail with `status`, an `error:` line holding `words`, the folder unchanged.
-    func refused(_ args: [String], status: Int32, _ words: String = "", sourceLocation: SourceLocation = #_sourceLocation)
-    {
+    func refused(
+        _ args: [String], status: Int32, _ words: String = "", sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let before = scratch.snapshot()
         let result = magnets(args)
         #expect(result.status == status, "\(args): \(result.stderr)", sourceLocation: sourceLocation)

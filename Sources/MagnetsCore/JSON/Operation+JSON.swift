@@ -200,7 +200,9 @@ extension Payload {
             case .move: return .success(.move(magnet: try magnet(), target: try target()))
             case .returnMagnet: return .success(.returnMagnet(try magnet()))
             case .undo:
-                guard let target = OpID(try s("target")) else { throw PayloadError("'target' must be an op like alice:3") }
+                guard let target = OpID(try s("target")) else {
+                    throw PayloadError("'target' must be an op like alice:3")
+                }
                 let lamport = try i("target_lamport")
                 let subject: Subject
                 if json["magnet"] != nil {
