@@ -30,13 +30,16 @@ public enum Timelapse {
         /// The magnet the op pulled, moved or returned and the path it was dragged along: the
         /// frame's picture highlights it.
         public var trace: Trace?
+        /// `true` when the op is an undo (or a redo): the page marks the step as one.
+        public var undo: Bool
 
         /// A frame showing `board` with `caption` under it.
-        public init(board: Board, caption: String, rejected: Bool = false, trace: Trace? = nil) {
+        public init(board: Board, caption: String, rejected: Bool = false, trace: Trace? = nil, undo: Bool = false) {
             self.board = board
             self.caption = caption
             self.rejected = rejected
             self.trace = trace
+            self.undo = undo
         }
 
         /// The frame of `op`, applied to `before` with `outcome`, giving `after`: its trace
@@ -44,7 +47,7 @@ public enum Timelapse {
         public init(op: MagnetsCore.Operation, outcome: Outcome, before: Board, after: Board, caption: String) {
             self.init(
                 board: after, caption: caption, rejected: outcome.isRejected,
-                trace: Trace(op: op, outcome: outcome, before: before, after: after))
+                trace: Trace(op: op, outcome: outcome, before: before, after: after), undo: op.kind == .undo)
         }
     }
 
@@ -57,6 +60,7 @@ public enum Timelapse {
                 let (under, over) = layers(frame)
                 return .object([
                     ("caption", .string(frame.caption)), ("rejected", .bool(frame.rejected)),
+                    ("undo", .bool(frame.undo)),
                     ("magnet", frame.trace.map { .string($0.magnet.description) } ?? .null),
                     ("path", .array((frame.trace?.path ?? []).map(JSONValue.point))),
                     ("svg", .string(SVGPicture.element(frame.board))),
@@ -136,6 +140,8 @@ public enum Timelapse {
         #steps li.current { background: #dfe8f3; }
         #steps li.rejected, #caption.rejected { color: #9a3b2e; }
         #steps li.rejected::before, #caption.rejected::before { content: "✕ rejected · "; font-weight: 600; }
+        #steps li.undo, #caption.undo { font-style: italic; }
+        #steps li.undo:not(.rejected)::before, #caption.undo:not(.rejected)::before { content: "↶ undo · "; font-weight: 600; }
         """
 
     static let script = """
@@ -151,10 +157,15 @@ public enum Timelapse {
           var steps = document.getElementById("steps");
           if (frames.length === 0) { steps.hidden = true; return; }
           var items = [];
+          // A step's classes: rejected, undo (an undo or a redo), current.
+          function classes(frame, current) {
+            return [current ? "current" : "", frame.rejected ? "rejected" : "", frame.undo ? "undo" : ""]
+              .filter(Boolean).join(" ");
+          }
           frames.forEach(function (frame, i) {
             var li = document.createElement("li");
             li.textContent = frame.caption;
-            if (frame.rejected) { li.className = "rejected"; }
+            li.className = classes(frame, false);
             li.addEventListener("click", function () { stop(); show(i); });
             steps.appendChild(li);
             items.push(li);
@@ -172,8 +183,8 @@ public enum Timelapse {
                 else { svg.insertAdjacentHTML("beforeend", frames[i].under); }
               }
               if (svg && frames[i].over) { svg.insertAdjacentHTML("beforeend", frames[i].over); }
-              if (current >= 0) { items[current].className = frames[current].rejected ? "rejected" : ""; }
-              items[i].className = frames[i].rejected ? "current rejected" : "current";
+              if (current >= 0) { items[current].className = classes(frames[current], false); }
+              items[i].className = classes(frames[i], true);
               // Keep the current step in view by scrolling the list alone (scrollIntoView would
               // scroll the whole page too, away from the board).
               var item = items[i], top = item.offsetTop - steps.offsetTop;
@@ -186,7 +197,7 @@ public enum Timelapse {
             scrub.value = String(i);
             counter.textContent = (i + 1) + " / " + frames.length;
             caption.textContent = frames[i].caption;
-            caption.className = frames[i].rejected ? "rejected" : "";
+            caption.className = classes(frames[i], false);
           }
           function delay() { return 700 / (parseFloat(speed.value) || 1); }
           function tick() {

@@ -54,6 +54,16 @@ public struct Trace: Hashable, Sendable {
             guard let from = before.magnets[id], let magnet = after.magnets[id] else { return nil }
             let points = [from.center] + target.points.map { before.clamp($0, size: from.size) }
             self.init(magnet: id, path: Trace.travelled(points, magnet: magnet, outcome: outcome, after: after))
+        case .undo(_, _, .magnet(let id)):
+            // Placed, not dragged: the magnet is ringed where it now stands, or where it stood
+            // before it went back to the tray.
+            if after.magnets[id] != nil {
+                self.init(magnet: id, path: [])
+            } else if let magnet = before.magnets[id] {
+                self.init(magnet: id, path: [], returnedFrom: magnet.rect)
+            } else {
+                return nil
+            }
         default:
             return nil
         }

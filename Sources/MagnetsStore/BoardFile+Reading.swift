@@ -127,6 +127,7 @@ extension BoardFile {
     static func touches(_ entry: HistoryEntry, _ magnet: MagnetID) -> Bool {
         if entry.op.payload.magnet == magnet { return true }
         if case .pull = entry.op.payload, MagnetID(pulledBy: entry.op.id) == magnet { return true }
+        if case .undo(_, _, .magnet(let m)) = entry.op.payload, m == magnet { return true }
         return entry.events.contains { event in
             switch event {
             case .constrained(let m, _), .escape(let m, _, _), .returned(let m, _, _), .moved(let m, _):

@@ -22,16 +22,31 @@ extension BoardFile {
     public func record(
         author: String, time: Int64 = BoardFile.now(), _ make: (Board) throws -> Payload
     ) throws -> Recorded {
-        try write { db in try record(author: author, time: time, db, make) }
+        try record(author: author, time: time, readsLog: false) { board, _, _ in try make(board) }
+    }
+
+    /// `record`, with `make` given the transaction and the log's index too (complete when
+    /// `readsLog`, so that it can read ops of the log).
+    func record(
+        author: String, time: Int64, readsLog: Bool, _ make: (Board, Database, LogIndex) throws -> Payload
+    ) throws -> Recorded {
+        try write { db in try record(author: author, time: time, readsLog: readsLog, db, make) }
     }
 
     /// `record` inside the caller's transaction (or savepoint).
     func record(
         author: String, time: Int64, _ db: Database, _ make: (Board) throws -> Payload
     ) throws -> Recorded {
-        var index = try LogIndex.load(db, complete: false)
+        try record(author: author, time: time, readsLog: false, db) { board, _, _ in try make(board) }
+    }
+
+    func record(
+        author: String, time: Int64, readsLog: Bool, _ db: Database,
+        _ make: (Board, Database, LogIndex) throws -> Payload
+    ) throws -> Recorded {
+        var index = try LogIndex.load(db, complete: readsLog)
         let (board, count) = try BoardState.loadState(db, index: index)
-        let payload = try make(board)
+        let payload = try make(board, db, index)
         if let problem = payload.problem { throw StoreError.refused(problem) }
         guard Validation.isAuthor(author) else {
             throw StoreError.refused("an author name is 1–64 characters with no control characters")

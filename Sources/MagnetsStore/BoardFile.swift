@@ -22,7 +22,7 @@ public final class BoardFile: Sendable {
     public let replica: String
 
     /// The format version of files this program writes (`meta.format`).
-    public static let formatVersion = 3
+    public static let formatVersion = 4
     /// How many ops apart the stored checkpoints are, unless a file says otherwise
     /// (`meta.checkpoint_interval`, fixed when the board is created and shared by its copies).
     public static let defaultCheckpointInterval = 16_384
@@ -70,8 +70,10 @@ public final class BoardFile: Sendable {
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM board)") ?? false else { return }
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('rebuild', '1')")
         },
-        "0003_open_kinds": { db in
-            guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'rebuild'") != nil else { return }
+        // Every board now derives its changes (what undos restore): an earlier file's are rebuilt
+        // (with every other derived table) by replaying its log once (the marker of 0002 with it).
+        "0004_changes": { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM board)") ?? false else { return }
             let interval =
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'checkpoint_interval'")
                 .flatMap(Int.init) ?? defaultCheckpointInterval

@@ -3,9 +3,14 @@ import MagnetsCore
 
 /// Issue 2's figure: replaying 1,000,000 generated ops (80% moves, the rest pulls, returns, zone
 /// and tray edits) on a board of 500 magnets, 20 zones and 10 boundaries, through the one apply
-/// road — as a plain fold, and through `Timeline` (outcomes kept, checkpoints taken).
+/// road — as a plain fold, and through `Timeline` (outcomes kept, checkpoints taken). Issue 19's:
+/// the same fold with a share of the ops undos and redos.
 enum CoreBenchmark {
-    static func generate(_ count: Int) -> [MagnetsCore.Operation] {
+    /// `count` ops; with `undoShare` > 0 that share of them (after the setup) are undos: mostly
+    /// Ctrl-Z (an undo of the latest op), some redos (an undo of the latest undo), some undos of
+    /// an op among the last hundred (often rejected: changed since). With 0 the ops are exactly
+    /// those of issue 2 (the same random draws).
+    static func generate(_ count: Int, undoShare: Double = 0) -> [MagnetsCore.Operation] {
         var rng = SeededRandom(seed: 2024)
         var ops: [MagnetsCore.Operation] = []
         ops.reserveCapacity(count)
@@ -50,7 +55,32 @@ enum CoreBenchmark {
             add(.pull(letter: i % 2 == 0 ? "A" : "B", color: i % 2 == 0 ? "red" : "blue", target: .point(point())))
         }
         var zoneFlip = 0
+        var lastUndo: MagnetsCore.Operation?
         while ops.count < count {
+            if undoShare > 0, Double.random(in: 0..<1, using: &rng) < undoShare {
+                let pick = Int.random(in: 0..<10, using: &rng)
+                let target: MagnetsCore.Operation
+                if pick < 7 || lastUndo == nil {
+                    target = ops[ops.count - 1]
+                } else if pick < 9 {
+                    target = lastUndo!
+                } else {
+                    target = ops[ops.count - 1 - Int.random(in: 0..<min(100, ops.count - 40), using: &rng)]
+                }
+                add(.undo(of: target))
+                lastUndo = ops.last
+                // An undo of a pull or a return takes a magnet off the board or brings it back.
+                if case .undo(_, _, .magnet(let m)) = ops.last!.payload {
+                    let onBoard = board.magnets[m] != nil
+                    if let k = idList.firstIndex(of: m), !onBoard {
+                        idList.swapAt(k, idList.count - 1)
+                        idList.removeLast()
+                    } else if onBoard, !idList.contains(m) {
+                        idList.append(m)
+                    }
+                }
+                continue
+            }
             var roll = Int.random(in: 0..<100, using: &rng)
             // Keep the board at about 500 magnets: pulls and returns trade places at the edges.
             if (88..<96).contains(roll), idList.count < 400 { roll = 80 + roll % 8 }
@@ -96,8 +126,8 @@ enum CoreBenchmark {
         return kib / 1024
     }
 
-    static func foldOnly(count: Int = 1_000_000, rounds: Int = 8) {
-        let ops = generate(count)
+    static func foldOnly(count: Int = 1_000_000, rounds: Int = 8, undoShare: Double = 0) {
+        let ops = generate(count, undoShare: undoShare)
         var best = Double.infinity
         for _ in 0..<rounds {
             let start = DispatchTime.now().uptimeNanoseconds
@@ -113,8 +143,9 @@ enum CoreBenchmark {
         }
         print(
             String(
-                format: "fold: %.2f M ops/s, the best of %d rounds; outcome digest %016llx", Double(count) / best / 1e6,
-                rounds, digest))
+                format: "fold%@: %.2f M ops/s, the best of %d rounds; outcome digest %016llx",
+                undoShare > 0 ? " with \(Int(undoShare * 100))% undos" : "", Double(count) / best / 1e6, rounds, digest)
+        )
     }
 
     static func run(count: Int = 1_000_000) throws {
@@ -126,20 +157,40 @@ enum CoreBenchmark {
                 format:
                     "core: %d ops generated in %.1f s (%.0f%% moves), 500 magnets, 20 zones, 10 boundaries; peak so far %.0f MiB",
                 ops.count, Date().timeIntervalSince(genStart), Double(moves) * 100 / Double(ops.count), peakMiB()))
+        // The plain fold and the fold with 10% undos, rounds interleaved (the machine is shared).
+        let withUndos = generate(count, undoShare: 0.1)
+        let undos = withUndos.filter { $0.kind == .undo }.count
         var best = Double.infinity
+        var bestUndos = Double.infinity
         var checksum = 0.0
-        for _ in 0..<3 {
+        var checksumUndos = 0.0
+        var rejectedUndos = 0
+        for _ in 0..<5 {
             var board = Board()
-            let start = DispatchTime.now().uptimeNanoseconds
+            var start = DispatchTime.now().uptimeNanoseconds
             for i in ops.indices { _ = board.apply(ops[i]) }
             best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
             checksum = board.magnets.values.reduce(0) { $0 + $1.center.x + $1.center.y * 3 }
+            board = Board()
+            rejectedUndos = 0
+            start = DispatchTime.now().uptimeNanoseconds
+            for i in withUndos.indices where board.apply(withUndos[i]).isRejected && withUndos[i].kind == .undo {
+                rejectedUndos += 1
+            }
+            bestUndos = min(bestUndos, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            checksumUndos = board.magnets.values.reduce(0) { $0 + $1.center.x + $1.center.y * 3 }
         }
         print(
             String(
                 format:
-                    "  fold (board.apply, outcomes dropped): %.3f s best of 3 = %.2f M ops/s   (target ≥ 1 M ops/s); checksum %.0f",
+                    "  fold (board.apply, outcomes dropped): %.3f s best of 5 = %.2f M ops/s   (target ≥ 1 M ops/s); checksum %.0f",
                 best, Double(ops.count) / best / 1e6, checksum))
+        print(
+            String(
+                format:
+                    "  fold with %d undos (%.0f%%, %d of them rejected): %.3f s best of 5 = %.2f M ops/s   (target ≥ 1 M ops/s); checksum %.0f",
+                undos, Double(undos) * 100 / Double(withUndos.count), rejectedUndos, bestUndos,
+                Double(withUndos.count) / bestUndos / 1e6, checksumUndos))
         let start = DispatchTime.now().uptimeNanoseconds
         var timeline = Timeline()
         try timeline.insert(ops)

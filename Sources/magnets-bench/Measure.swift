@@ -64,6 +64,13 @@ enum Measure {
             ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
+    /// The value below which a share `q` of `values` lie (nearest rank).
+    static func quantile(_ values: [Double], _ q: Double) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
+    }
+
     /// The `magnets` binary built next to this one.
     static var magnetsBinary: String {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()

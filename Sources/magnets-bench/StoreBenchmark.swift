@@ -57,13 +57,15 @@ enum StoreBenchmark {
         var onBig: [Double] = []
         var onSmall: [Double] = []
         var onSynced: [Double] = []
+        var undoOnBig: [Double] = []
         for i in 0..<(runs + 2) {
             let target = "\(100 + (i % 7) * 100),\(100 + (i % 5) * 100)"
             let v = Measure.spawn(binary, ["--version"])
             let b = Measure.spawn(binary, ["move", bigMagnet, "--to", target, "-b", bigPath])
+            let u = Measure.spawn(binary, ["undo", "-b", bigPath])  // takes back that move
             let s = Measure.spawn(binary, ["move", smallMagnet, "--to", target, "-b", smallPath])
             let y = Measure.spawn(binary, ["move", syncedMagnet.description, "--to", target, "-b", syncedPath])
-            guard v.status == 0, b.status == 0, s.status == 0, y.status == 0 else {
+            guard v.status == 0, b.status == 0, u.status == 0, s.status == 0, y.status == 0 else {
                 fatalError(
                     "a command failed: --version \(v.status), move on big \(b.status), on small \(s.status), on synced \(y.status)"
                 )
@@ -71,6 +73,7 @@ enum StoreBenchmark {
             if i < 2 { continue }  // warm-up
             version.append(v.seconds)
             onBig.append(b.seconds)
+            undoOnBig.append(u.seconds)
             onSmall.append(s.seconds)
             onSynced.append(y.seconds)
         }
@@ -81,6 +84,13 @@ enum StoreBenchmark {
         print(String(format: "  magnets move, file with %7d ops       %7.2f ms", smallOps, ms * 1000))
         let my = Measure.median(onSynced)
         print(String(format: "  magnets move, file after %d syncs (%d ops)  %7.2f ms", syncs, syncedOps, my * 1000))
+        let mu = Measure.median(undoOnBig)
+        print(String(format: "  magnets undo, file with %7d ops       %7.2f ms", bigOps, mu * 1000))
+        print(
+            String(
+                format: "  ratio undo/move   %.3f   (target ≤ 1.0); quartiles move %.2f–%.2f ms, undo %.2f–%.2f ms",
+                mu / mb, Measure.quantile(onBig, 0.25) * 1000, Measure.quantile(onBig, 0.75) * 1000,
+                Measure.quantile(undoOnBig, 0.25) * 1000, Measure.quantile(undoOnBig, 0.75) * 1000))
         print(String(format: "  ratio big/small   %.3f   (target ≤ 1.1)", mb / ms))
         print(
             String(

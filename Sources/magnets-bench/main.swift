@@ -8,6 +8,7 @@ do {
     switch which {
     case "core": try CoreBenchmark.run()
     case "fold": CoreBenchmark.foldOnly()  // for profiling: generation, then folds only
+    case "fold-undo": CoreBenchmark.foldOnly(undoShare: 0.1)  // the same with 10% undos
     case "store": try StoreBenchmark.run()
     case "sync": try SyncBenchmark.run()
     case "sync-against":
@@ -31,7 +32,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|store|sync|sync-quick|sync-against OTHER [M…]|history|server|words|probe [M]|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|words|probe [M]|all]"
         )
         exit(64)
     }

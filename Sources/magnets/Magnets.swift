@@ -12,7 +12,7 @@ struct Magnets: ParsableCommand {
         subcommands: [
             Init.self, Clone.self, Tray.self, ZoneCommand.self, BoundaryCommand.self, Pull.self, Move.self,
             Return.self, Resize.self, Show.self, Render.self, History.self, Conflicts.self, Sync.self, Ops.self,
-            Check.self, Demo.self, Words.self, Serve.self, Server.self,
+            Check.self, Demo.self, Words.self, Undo.self, Redo.self, Serve.self, Server.self,
         ]
     )
 

@@ -347,3 +347,13 @@ struct SideArgument: ExpressibleByArgument {
     }
     var defaultValueDescription: String { formatNumber(value) }
 }
+
+/// `REPLICA:SEQ`: an op's id, as history shows it.
+struct OpArgument: ExpressibleByArgument {
+    var id: OpID
+    init?(argument: String) {
+        guard let id = OpID(argument) else { return nil }
+        self.id = id
+    }
+    static var defaultValueDescription: String { "REPLICA:SEQ" }
+}

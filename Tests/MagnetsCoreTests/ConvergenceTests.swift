@@ -22,7 +22,7 @@ struct Replica {
         let zoneNames = ["slot", "dock", "bin"]
         let boundaryNames = ["floor", "ramp"]
         let payload: Payload
-        switch Int.random(in: 0..<20, using: &rng) {
+        switch Int.random(in: 0..<24, using: &rng) {
         case 0...6 where !magnets.isEmpty:
             let m = magnets.randomElement(using: &rng)!
             payload =
@@ -56,6 +56,13 @@ struct Replica {
                 Boundary(name: boundaryNames.randomElement(using: &rng)!, segment: Segment(from: point(), to: point())))
         case 16: payload = .boundaryRemove(name: boundaryNames.randomElement(using: &rng)!)
         case 17: payload = .resize(Size(width: Double(Int.random(in: 300...1200, using: &rng)), height: 700))
+        case 18, 19:
+            // Ctrl-Z and its redo: an undo of this replica's latest op (an undo of an undo redoes).
+            guard let mine = timeline.ops.last(where: { $0.id.replica == name }) else { return }
+            payload = .undo(of: mine)
+        case 20, 21:
+            // An undo of any op seen, of any replica (rejected, undone or changed since, often).
+            payload = .undo(of: timeline.ops.randomElement(using: &rng)!)
         default: payload = .pull(letter: "A", color: "red", target: .point(point()))
         }
         if case .boundaryAdd(let b) = payload, !b.segment.hasLength { return }
@@ -117,10 +124,14 @@ struct ConvergenceTests {
         return replicas
     }
 
-    @Test("500 seeded schedules: every replica ends identical; re-delivery changes nothing; incremental == full replay")
+    @Test(
+        "500 seeded schedules with undos and redos: every replica ends identical; re-delivery changes nothing; incremental == full replay"
+    )
     func converge() throws {
         var totalOps = 0
         var totalRejected = 0
+        var totalUndone = 0
+        var totalUndosRejected = 0
         for seed in UInt64(1)...500 {
             let replicas = try Self.schedule(seed)
             let first = replicas[0].timeline
@@ -145,10 +156,15 @@ struct ConvergenceTests {
             }
             totalOps += first.ops.count
             totalRejected += first.outcomes.filter(\.isRejected).count
+            for (op, outcome) in zip(first.ops, first.outcomes) where op.kind == .undo {
+                if outcome.isRejected { totalUndosRejected += 1 } else { totalUndone += 1 }
+            }
         }
-        // The schedules exercised real merging: many ops, some of them rejected by concurrency.
+        // The schedules exercised real merging: many ops, some of them rejected by concurrency,
+        // and undos both applied and rejected.
         #expect(totalOps > 500 * 20)
         #expect(totalRejected > 50)
+        #expect(totalUndone > 500 && totalUndosRejected > 200)
     }
 
     @Test("an op arriving out of order replays only from the checkpoint before its place")

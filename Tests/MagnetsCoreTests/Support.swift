@@ -5,6 +5,8 @@ struct Scene {
     var board = Board()
     var seq = 0
     var outcomes: [Outcome] = []
+    /// The ops applied, by seq − 1 (replica "t", Lamport number = seq).
+    var ops: [Operation] = []
 
     init(width: Double = 1000, height: Double = 700) {
         apply(.createBoard(name: "test", size: Size(width: width, height: height)))
@@ -14,9 +16,19 @@ struct Scene {
     @discardableResult
     mutating func apply(_ payload: Payload) -> Outcome {
         seq += 1
-        let outcome = board.apply(payload, id: OpID(replica: "t", seq: seq))
+        let op = Operation(
+            id: OpID(replica: "t", seq: seq), lamport: seq, context: VectorClock(), author: "t", time: 0,
+            payload: payload)
+        let outcome = board.apply(op)
+        ops.append(op)
         outcomes.append(outcome)
         return outcome
+    }
+
+    /// Applies the undo of the op `t:seq`.
+    @discardableResult
+    mutating func undo(_ seq: Int) -> Outcome {
+        apply(.undo(of: ops[seq - 1]))
     }
 
     /// Stocks an unlimited tile and pulls a magnet to `at`; returns its id.

@@ -328,8 +328,8 @@ struct StoreSyncTests: BoardFileMaking {
     }
 
     @Test(
-        "random edits on three copies, synced pairwise in random orders, converge; derived == replayed",
-        arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
+        "random edits, undos and redos on three copies, synced pairwise in random orders, converge; derived == replayed",
+        arguments: Array(1...12) as [UInt64])
     func randomSyncsConverge(seed: UInt64) throws {
         var rng = SeededRandom(seed: seed)
         let a = try make("a.magnets", replica: "alice", interval: 5)
@@ -348,6 +348,7 @@ struct StoreSyncTests: BoardFileMaking {
             a, try a.clone(to: folder.appendingPathComponent("b.magnets").path, replica: "bob"),
             try a.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol"),
         ]
+        var undos = 0
         for _ in 0..<40 {
             let file = files[Int.random(in: 0..<3, using: &rng)]
             let board = try file.current().board
@@ -356,7 +357,17 @@ struct StoreSyncTests: BoardFileMaking {
                 x: Double.random(in: 0...1000, using: &rng).rounded(),
                 y: Double.random(in: 0...700, using: &rng).rounded())
             let payload: Payload
-            switch Int.random(in: 0..<10, using: &rng) {
+            let roll = Int.random(in: 0..<13, using: &rng)
+            if roll >= 10 {
+                // Undo, redo, or an undo of any op held (often refused: nothing is recorded then).
+                let clock = try file.current().clock
+                let replica = clock.replicas.randomElement(using: &rng)!
+                let any = OpID(replica: replica, seq: Int.random(in: 1...clock[replica], using: &rng))
+                let target: BoardFile.UndoTarget = [.latestEdit, .latestUndo, .op(any)][roll - 10]
+                if (try? file.recordUndo(target, author: "x")) != nil { undos += 1 }
+                continue
+            }
+            switch roll {
             case 0...2 where !ids.isEmpty: payload = .move(magnet: ids.randomElement(using: &rng)!, target: .point(p))
             case 3 where !ids.isEmpty: payload = .returnMagnet(ids.randomElement(using: &rng)!)
             case 4:
@@ -406,6 +417,7 @@ struct StoreSyncTests: BoardFileMaking {
         // Enough happened for the test to mean something: ops from all three, and checkpoints.
         let clock = try files[0].current().clock
         #expect(clock["alice"] > 5 && clock["bob"] > 3 && clock["carol"] > 3)
+        #expect(undos > 0)
         #expect(try files[0].db.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM checkpoint") ?? 0 } >= 4)
         for f in files { #expect(try f.check().isClean) }
         var histories: [[String]] = []

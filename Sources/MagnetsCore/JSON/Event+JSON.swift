@@ -35,6 +35,8 @@ extension Event {
             pairs += [("magnet", .string(m.description)), ("letter", .string(letter)), ("color", .string(color))]
         case .rejected(let reason):
             pairs += [("reason", .string(reason))]
+        case .undone(let target):
+            pairs += [("target", .string(target.description))]
         }
         return .object(pairs)
     }
@@ -106,6 +108,9 @@ extension Event {
             string("color", color)
         case .rejected(let reason):
             string("reason", reason)
+        case .undone(let target):
+            json.key("target")
+            json.id(target.replica, UInt8(ascii: ":"), target.seq)
         }
         json.byte(UInt8(ascii: "}"))
     }
@@ -167,6 +172,9 @@ extension Event {
         case "rejected":
             guard let r = s("reason") else { return nil }
             self = .rejected(reason: r)
+        case "undone":
+            guard let t = s("target").flatMap({ OpID($0) }) else { return nil }
+            self = .undone(target: t)
         default: return nil
         }
     }
@@ -190,6 +198,7 @@ extension Event {
         case .escape(let m, let z, let p): return "\(m) escaped zone '\(z)' at \(p)"
         case .returned(let m, let l, _): return "\(m) '\(l)' returned to the tray"
         case .rejected(let reason): return "rejected: \(reason)"
+        case .undone(let target): return "undid \(target)"
         }
     }
 }

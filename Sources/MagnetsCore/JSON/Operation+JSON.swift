@@ -50,6 +50,9 @@ extension Payload {
             return [("magnet", .string(m.description)), target.jsonPair]
         case .returnMagnet(let m):
             return [("magnet", .string(m.description))]
+        case .undo(let target, let lamport, let subject):
+            return [("target", .string(target.description)), ("target_lamport", .int(lamport))]
+                + subject.jsonFields
         }
     }
 
@@ -112,6 +115,20 @@ extension Payload {
             target.write(to: &json)
         case .returnMagnet(let m):
             magnet(m)
+        case .undo(let target, let lamport, let subject):
+            json.key("target")
+            json.id(target.replica, UInt8(ascii: ":"), target.seq)
+            json.key("target_lamport")
+            json.int(lamport)
+            switch subject {
+            case .magnet(let m): magnet(m)
+            case .tile(let t):
+                string("letter", t.letter)
+                string("color", t.color)
+            case .zone(let name): string("zone", name)
+            case .boundary(let name): string("boundary", name)
+            case .board: break
+            }
         }
     }
 
@@ -182,9 +199,41 @@ extension Payload {
             case .pull: return .success(.pull(letter: try s("letter"), color: try s("color"), target: try target()))
             case .move: return .success(.move(magnet: try magnet(), target: try target()))
             case .returnMagnet: return .success(.returnMagnet(try magnet()))
+            case .undo:
+                guard let target = OpID(try s("target")) else {
+                    throw PayloadError("'target' must be an op like alice:3")
+                }
+                let lamport = try i("target_lamport")
+                let subject: Subject
+                if json["magnet"] != nil {
+                    subject = .magnet(try magnet())
+                } else if json["zone"] != nil {
+                    subject = .zone(try s("zone"))
+                } else if json["boundary"] != nil {
+                    subject = .boundary(try s("boundary"))
+                } else if json["letter"] != nil {
+                    subject = .tile(TileKey(letter: try s("letter"), color: try s("color")))
+                } else {
+                    subject = .board
+                }
+                return .success(.undo(target: target, lamport: lamport, on: subject))
             }
         } catch {
             return .failure(error)
+        }
+    }
+}
+
+extension Subject {
+    /// The fields an undo's payload names its subject with: `magnet`, `zone`, `boundary`,
+    /// `letter` and `color` for a tile, none for the board.
+    var jsonFields: [(String, JSONValue)] {
+        switch self {
+        case .magnet(let m): return [("magnet", .string(m.description))]
+        case .tile(let t): return [("letter", .string(t.letter)), ("color", .string(t.color))]
+        case .zone(let name): return [("zone", .string(name))]
+        case .boundary(let name): return [("boundary", .string(name))]
+        case .board: return []
         }
     }
 }

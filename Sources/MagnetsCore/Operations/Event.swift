@@ -24,6 +24,8 @@ public enum Event: Hashable, Codable, Sendable {
     indirect case escape(magnet: MagnetID, zone: String, at: Point)
     indirect case returned(magnet: MagnetID, letter: String, color: String)
     case rejected(reason: String)
+    /// An undo took back what the op `target` changed (its first event; what it restored follows).
+    case undone(target: OpID)
 
     /// The `"event"` name of the JSON form.
     public var name: String {
@@ -44,6 +46,7 @@ public enum Event: Hashable, Codable, Sendable {
         case .escape: return "escape"
         case .returned: return "returned"
         case .rejected: return "rejected"
+        case .undone: return "undone"
         }
     }
 }

@@ -36,6 +36,22 @@ public indirect enum Rejection: Hashable, Codable, Sendable, CustomStringConvert
     case unknownBoundary(String)
     /// A pull path that scrolls the tray or never becomes a swipe.
     case notAPull(Swipe?)
+    /// An undo whose target changed nothing it names (it was rejected at its place).
+    case undoTargetRejected(OpID)
+    /// An undo of a `board.create`.
+    case undoCreate
+    /// An undo whose target was undone already (by `by`).
+    case alreadyUndone(OpID, by: OpStamp)
+    /// An undo whose target is no longer the last change to `subject`: `by` changed it since.
+    case changedSince(OpID, Subject, by: OpStamp)
+    /// An undo that would put a magnet back into a zone that is gone (removed by `by`, if known).
+    case parentGone(zone: String, by: OpStamp?)
+    /// An undo that would put a magnet back into a zone that is full or refuses its color.
+    case parentFull(zone: String)
+    /// An undo that would bring a magnet back, taking a tile that has none left (`by` took the last).
+    case undoTrayEmpty(TileKey, by: OpStamp?)
+    /// An undo of a `tray.add` when fewer than it added remain (`by` took the last taken).
+    case fewerRemain(TileKey, added: Int, remaining: Int, by: OpStamp?)
     /// A payload no rule accepts (out-of-range numbers, an empty path …).
     case invalid(String)
 
@@ -56,6 +72,27 @@ public indirect enum Rejection: Hashable, Codable, Sendable, CustomStringConvert
         case .notAPull(nil):
             return "the path never becomes a swipe (more than 16 points down, under 12 sideways)"
         case .invalid(let why): return why
+        case .undoTargetRejected(let op): return "op \(op) changed nothing to undo (it was rejected)"
+        case .undoCreate: return "a board.create cannot be undone"
+        case .alreadyUndone(let op, let by): return "op \(op) is already undone (by \(by))"
+        case .changedSince(let op, let subject, let by): return "\(subject) was changed by \(by) since \(op)"
+        case .parentGone(let zone, let by):
+            return "its former zone '\(zone)' is gone" + (by.map { " (removed by \($0))" } ?? "")
+        case .parentFull(let zone): return "its former zone '\(zone)' is full"
+        case .undoTrayEmpty(let t, let by):
+            return "tray empty: no '\(t.letter)' \(t.color) left" + (by.map { " (\($0) took the last)" } ?? "")
+        case .fewerRemain(let t, let added, let remaining, let by):
+            return "only \(remaining) of the \(added) '\(t.letter)' \(t.color) it added remain"
+                + (by.map { " (\($0) took one)" } ?? "")
+        }
+    }
+
+    /// The op in the way of a rejected undo, when the reason names one.
+    public var inTheWay: OpStamp? {
+        switch self {
+        case .alreadyUndone(_, let by), .changedSince(_, _, let by): return by
+        case .parentGone(_, let by), .undoTrayEmpty(_, let by), .fewerRemain(_, _, _, let by): return by
+        default: return nil
         }
     }
 }

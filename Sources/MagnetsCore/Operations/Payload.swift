@@ -32,6 +32,11 @@ public enum Payload: Hashable, Codable, Sendable {
     /// `move --by` is recorded as the absolute target it meant.
     case move(magnet: MagnetID, target: Target)
     case returnMagnet(MagnetID)
+    /// `op.undo` (SPEC §9): restores what the op `target` changed. `lamport` (the target's Lamport
+    /// number) and `on` (what the target changed, ``Payload/subject(of:)``) are recorded with it
+    /// as facts about the target, so that a board can tell, at the undo's place in the replay
+    /// order, whether the target is still the last change to `on` (see ``Board/changes``).
+    indirect case undo(target: OpID, lamport: Int, on: Subject)
 
     /// The op names of SPEC §3.
     public enum Kind: String, CaseIterable, Codable, Sendable {
@@ -45,6 +50,7 @@ public enum Payload: Hashable, Codable, Sendable {
         case pull = "magnet.pull"
         case move = "magnet.move"
         case returnMagnet = "magnet.return"
+        case undo = "op.undo"
     }
 
     public var kind: Kind {
@@ -59,6 +65,7 @@ public enum Payload: Hashable, Codable, Sendable {
         case .pull: return .pull
         case .move: return .move
         case .returnMagnet: return .returnMagnet
+        case .undo: return .undo
         }
     }
 

@@ -1,22 +1,7 @@
 /// A pair of concurrent ops where the earlier in the replay order changed what the later did.
 public struct Conflict: Hashable, Codable, Sendable {
     /// What the two ops were both about.
-    public enum Subject: Hashable, Codable, Sendable, CustomStringConvertible {
-        case magnet(MagnetID)
-        case tile(TileKey)
-        case zone(String)
-        case boundary(String)
-
-        /// `magnet alice-3`, `tile A red`, `zone slot`, `boundary floor`.
-        public var description: String {
-            switch self {
-            case .magnet(let m): return "magnet \(m)"
-            case .tile(let t): return "tile \(t)"
-            case .zone(let z): return "zone \(z)"
-            case .boundary(let b): return "boundary \(b)"
-            }
-        }
-    }
+    public typealias Subject = MagnetsCore.Subject
 
     /// How the replay order settled it.
     public enum Settlement: Hashable, Codable, Sendable {
@@ -30,6 +15,8 @@ public struct Conflict: Hashable, Codable, Sendable {
         case filledTheZone
         /// Both added (or both removed) the name; the later was refused for it.
         case nameTwice(adding: Bool)
+        /// The later is an undo that the earlier made rejected (SPEC §9).
+        case undoRejected(reason: Rejection)
     }
 
     public var earlier: OpID
@@ -70,6 +57,8 @@ public struct Conflict: Hashable, Codable, Sendable {
             }
             return "\(earlier) \(adding ? "added" : "removed") \(kind) '\(name)' first; \(later) was rejected "
                 + (adding ? "(name taken)" : "(no such \(kind))")
+        case .undoRejected(let reason):
+            return "\(earlier) changed \(on) first; the undo \(later) was rejected (\(reason))"
         }
         return "\(later) comes later than \(earlier)"
     }
@@ -93,7 +82,8 @@ extension Conflict {
     ///   or is rejected because the magnet went back to the tray);
     /// - the earlier took the last of a tile the later wanted;
     /// - the earlier filled the zone that would have captured the later;
-    /// - both name the same zone or boundary (add/add, remove/remove).
+    /// - both name the same zone or boundary (add/add, remove/remove);
+    /// - the later is an undo rejected because of the earlier (the op its reason names).
     ///
     /// Fed a list that starts later than the log (a stretch of the replay order), it finds the
     /// conflicts whose two ops both lie in the stretch. It keeps positions in the list, not ops.
@@ -182,10 +172,35 @@ extension Conflict {
             case .boundaryRemove(let name):
                 _ = named(
                     name, .boundary(name), "boundary", adding: false, done: &removedBoundary, undone: &namedBoundary)
+            case .undo(_, _, let subject):
+                guard let rejected, let inTheWay = rejected.inTheWay else { break }
+                let on: Subject
+                switch rejected {
+                case .parentGone(let zone, _): on = .zone(zone)
+                case .undoTrayEmpty(let tile, _), .fewerRemain(let tile, _, _, _): on = .tile(tile)
+                default: on = subject
+                }
+                check(Finder.position(of: inTheWay, in: ops, before: current), on) { _ in
+                    .undoRejected(reason: rejected)
+                }
             case .createBoard, .resize:
                 break
             }
             for zone in outcome.filled { filledZone[zone] = current }
+        }
+
+        /// Where the op `stamp` lies among `ops[..<end]` (in replay order), if there.
+        ///
+        /// - Complexity: O(log end).
+        static func position(of stamp: OpStamp, in ops: [Operation], before end: Int) -> Int? {
+            let key = stamp.key
+            var low = 0
+            var high = end
+            while low < high {
+                let mid = (low + high) / 2
+                if OrderKey(ops[mid]) < key { low = mid + 1 } else { high = mid }
+            }
+            return low < end && ops[low].id == stamp.id ? low : nil
         }
     }
 }

@@ -12,17 +12,21 @@ extension Board {
     /// - Complexity: O(zones + boundaries) per leg of a drag; O(magnets) for a resize or a zone
     ///   removal; otherwise O(1) amortised.
     public mutating func apply(_ op: Operation) -> Outcome {
-        apply(op.payload, id: op.id)
+        apply(op.payload, id: op.id, lamport: op.lamport)
     }
 
-    /// Applies a payload as the op `id` (the id names the magnet a pull creates).
-    public mutating func apply(_ payload: Payload, id: OpID) -> Outcome {
+    /// Applies a payload as the op `id` with Lamport number `lamport` (the id names the magnet a
+    /// pull creates; both stamp the changes it makes, which undos read). `lamport` defaults to
+    /// the seq, as on a board that one replica alone edits.
+    public mutating func apply(_ payload: Payload, id: OpID, lamport: Int? = nil) -> Outcome {
         if let problem = payload.numericProblem { return .rejected(.invalid(problem)) }
+        let stamp = OpStamp(id: id, lamport: lamport ?? id.seq)
         if case .createBoard(let name, let size) = payload {
             guard !exists else { return .rejected(.boardExists) }
             exists = true
             self.name = name
             self.size = size
+            changes[.board] = Change(op: stamp, found: .created)
             return Outcome(events: [.created(name: name, size: size)])
         }
         guard exists else { return .rejected(.noBoard) }
@@ -30,43 +34,41 @@ extension Board {
         case .createBoard:
             preconditionFailure("handled above")
         case .resize(let newSize):
+            changes[.board] = Change(op: stamp, found: .size(size))
             return resize(to: newSize)
         case .trayAdd(let letter, let color, let size, let count):
-            return stock(TileKey(letter: letter, color: color), size: size, count: count)
+            return stock(TileKey(letter: letter, color: color), size: size, count: count, by: stamp)
         case .zoneAdd(let zone):
             guard zoneIndex(named: zone.name) == nil else { return .rejected(.zoneNameTaken(zone.name)) }
-            var zone = zone
-            zone.occupancy = 0
-            zones.append(zone)
+            addZone(zone)
+            changes[.zone(zone.name)] = Change(op: stamp, found: .zone(nil))
             return Outcome(events: [.zoneAdded(zone.name)])
         case .zoneRemove(let name):
-            return removeZone(named: name)
+            return removeZone(named: name, by: stamp)
         case .boundaryAdd(let boundary):
             guard self.boundary(named: boundary.name) == nil else {
                 return .rejected(.boundaryNameTaken(boundary.name))
             }
             boundaries.append(boundary)
+            changes[.boundary(boundary.name)] = Change(op: stamp, found: .boundary(nil))
             return Outcome(events: [.boundaryAdded(boundary.name)])
         case .boundaryRemove(let name):
             guard let index = boundaries.firstIndex(where: { $0.name == name }) else {
                 return .rejected(.unknownBoundary(name))
             }
-            boundaries.remove(at: index)
+            changes[.boundary(name)] = Change(op: stamp, found: .boundary(boundaries.remove(at: index)))
             return Outcome(events: [.boundaryRemoved(name)])
         case .pull(let letter, let color, let target):
-            return pull(TileKey(letter: letter, color: color), target: target, id: MagnetID(pulledBy: id))
+            return pull(TileKey(letter: letter, color: color), target: target, id: MagnetID(pulledBy: id), by: stamp)
         case .move(let id, let target):
-            return move(id, to: target)
+            return move(id, to: target, by: stamp)
         case .returnMagnet(let id):
-            guard let magnet = magnets.removeValue(forKey: id) else { return .rejected(.unknownMagnet(id)) }
-            var released = magnet
-            release(&released)
-            if let index = tileIndex[TileKey(letter: magnet.letter, color: magnet.color)],
-                let remaining = tray[index].remaining
-            {
-                tray[index].remaining = min(remaining + 1, Validation.maxTileCount)
-            }
+            guard let magnet = magnets[id] else { return .rejected(.unknownMagnet(id)) }
+            changes[.magnet(id)] = Change(op: stamp, found: .magnet(magnet))
+            returnToTray(id)
             return Outcome(events: [.returned(magnet: id, letter: magnet.letter, color: magnet.color)])
+        case .undo(let target, let lamport, let subject):
+            return undo(OpStamp(id: target, lamport: lamport), on: subject, by: stamp)
         }
     }
 
@@ -90,9 +92,11 @@ extension Board {
 
     // MARK: - Tray (R4)
 
-    mutating func stock(_ key: TileKey, size: Size, count: Int?) -> Outcome {
+    mutating func stock(_ key: TileKey, size: Size, count: Int?, by stamp: OpStamp) -> Outcome {
         let index: Int
+        var remainingBefore: Int? = 0
         if let existing = tileIndex[key] {
+            remainingBefore = tray[existing].remaining
             index = existing
         } else {
             index = tray.count
@@ -104,19 +108,34 @@ extension Board {
         } else {
             tray[index].remaining = nil  // unlimited for good
         }
+        let before = changes[.tile(key)]
+        changes[.tile(key)] = Change(
+            op: stamp, found: .tile(before: remainingBefore, after: tray[index].remaining), taken: before?.taken)
         return Outcome(events: [.stocked(letter: key.letter, color: key.color, remaining: tray[index].remaining)])
     }
 
     // MARK: - Zones
 
-    mutating func removeZone(named name: String) -> Outcome {
+    /// Adds a zone holding nothing (it captures nothing by itself).
+    mutating func addZone(_ zone: Zone) {
+        var zone = zone
+        zone.occupancy = 0
+        zones.append(zone)
+    }
+
+    /// Removes a zone, freeing its magnets where they lie; the op `stamp` is the last change to
+    /// the zone's name and to each magnet it frees.
+    mutating func removeZone(named name: String, by stamp: OpStamp, undoing: OpID? = nil) -> Outcome {
         guard let index = zoneIndex(named: name) else { return .rejected(.unknownZone(name)) }
         let held = zones[index].occupancy
-        zones.remove(at: index)
+        var removed = zones.remove(at: index)
+        removed.occupancy = 0
+        changes[.zone(name)] = Change(op: stamp, undoing: undoing, found: .zone(removed))
         var events: [Event] = [.zoneRemoved(name)]
         guard held > 0 else { return Outcome(events: events) }  // nothing to free: no scan
         let members = magnets.values.filter { $0.zone == name }.map(\.id).sorted()
         for id in members {
+            changes[.magnet(id)] = Change(op: stamp, found: .magnet(magnets[id]!))
             magnets[id]!.zone = nil  // freed where it lies
             events.append(.escape(magnet: id, zone: name, at: magnets[id]!.center))
         }
@@ -125,7 +144,7 @@ extension Board {
 
     // MARK: - Magnets
 
-    mutating func pull(_ key: TileKey, target: Target, id: MagnetID) -> Outcome {
+    mutating func pull(_ key: TileKey, target: Target, id: MagnetID, by stamp: OpStamp) -> Outcome {
         guard let tileAt = tileIndex[key] else { return .rejected(.noTile(key)) }
         let tile = tray[tileAt]
         guard tile.hasAny else { return .rejected(.trayEmpty(key)) }
@@ -146,6 +165,8 @@ extension Board {
             rest = path[(index + 1)...]
         }
         if let remaining = tile.remaining { tray[tileAt].remaining = remaining - 1 }
+        changes[.tile(key)]?.taken = stamp
+        changes[.magnet(id)] = Change(op: stamp, found: .magnet(nil))
         topZ += 1
         var magnet = Magnet(id: id, letter: key.letter, color: key.color, size: tile.size, center: start, z: topZ)
         events.append(.pulled(magnet: id, letter: key.letter, color: key.color, at: start))
@@ -167,11 +188,12 @@ extension Board {
         return [name]
     }
 
-    mutating func move(_ id: MagnetID, to target: Target) -> Outcome {
+    mutating func move(_ id: MagnetID, to target: Target, by stamp: OpStamp) -> Outcome {
         // One hash lookup: the magnet is read and written back at its index (drag and drop
         // change zones, never the magnets table, so the index stays valid).
         guard let index = magnets.index(forKey: id) else { return .rejected(.unknownMagnet(id)) }
         var magnet = magnets.values[index]
+        changes[.magnet(id)] = Change(op: stamp, found: .magnet(magnet))
         var events: [Event] = []
         events.reserveCapacity(3)
         var passedOver: [String] = []

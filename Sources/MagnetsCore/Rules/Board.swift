@@ -14,6 +14,10 @@ public struct Board: Hashable, Codable, Sendable {
     public internal(set) var tray: [Tile] = []
     /// The largest `z` given so far.
     public internal(set) var topZ: Int = 0
+    /// For each subject ever changed, the last change and what it found: what an undo restores
+    /// (SPEC §9; see `Board+Undo.swift`). One entry per magnet ever pulled, tile, zone or
+    /// boundary name and the board: it grows with the board, never with the log.
+    public internal(set) var changes: [Subject: Change] = [:]
 
     var tileIndex: [TileKey: Int] = [:]
 
@@ -57,7 +61,7 @@ extension Board {
     /// the magnets' zones.
     public init(
         name: String, size: Size, magnets: [Magnet], zones: [Zone], boundaries: [Boundary],
-        tray: [Tile], topZ: Int, exists: Bool = true
+        tray: [Tile], topZ: Int, changes: [Subject: Change] = [:], exists: Bool = true
     ) {
         self.exists = exists
         self.name = name
@@ -66,6 +70,7 @@ extension Board {
         self.boundaries = boundaries
         self.tray = tray
         self.topZ = topZ
+        self.changes = changes
         var counts: [String: Int] = [:]
         for m in magnets { if let z = m.zone { counts[z, default: 0] += 1 } }
         self.zones = zones.map { zone in

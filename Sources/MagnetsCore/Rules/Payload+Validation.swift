@@ -25,6 +25,8 @@ extension Payload {
             return targetProblem(target)
         case .zoneRemove, .boundaryRemove, .returnMagnet:
             return nil
+        case .undo(_, let lamport, _):
+            return lamport >= 1 ? nil : "an undo's target has a Lamport number ≥ 1"
         }
     }
 
@@ -61,6 +63,16 @@ extension Payload {
             return Validation.isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(m)' is not a magnet id"
         case .resize:
             return nil
+        case .undo(let target, _, let subject):
+            guard Validation.isReplicaID(target.replica), target.seq >= 1 else { return "'\(target)' is not an op id" }
+            switch subject {
+            case .magnet(let m):
+                return Validation.isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(m)' is not a magnet id"
+            case .tile(let t): return letterOrColor(t.letter, t.color)
+            case .zone(let name), .boundary(let name):
+                return Validation.isName(name) ? nil : "name '\(name)' is not a valid name"
+            case .board: return nil
+            }
         }
     }
 }

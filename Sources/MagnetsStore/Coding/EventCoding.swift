@@ -11,17 +11,18 @@ import MagnetsCore
 /// - `point`: `0` for the op's target, `1` for the point the previous event ended at, else `2`
 ///   and two numbers;
 /// - `label`: a zone or boundary name by its number in this file's `label` table;
-/// - `count`: a tile's remaining count, `0` for unlimited, else count + 1.
+/// - `count`: a tile's remaining count, `0` for unlimited, else count + 1;
+/// - `op`: `0` for the target of the op (an undo's), else `1`, the replica id and the seq.
 ///
 /// One contraction: the commonest event, the op's own magnet moved to the point the event before
 /// ended at (after a contact or a capture), is the tag `17` alone.
 enum EventCoding {
     enum Field: Equatable {
-        case string, number, count, magnet, point, label
+        case string, number, count, magnet, point, label, op
     }
 
     enum Value: Equatable {
-        case string(String), number(Double), count(Int?), magnet(MagnetID), point(Point), label(String)
+        case string(String), number(Double), count(Int?), magnet(MagnetID), point(Point), label(String), op(OpID)
     }
 
     /// Every event's tag and fields. Tags are stored in files: never renumber one.
@@ -42,6 +43,7 @@ enum EventCoding {
         14: [.magnet, .label, .point],  // escape
         15: [.magnet, .string, .string],  // returned: magnet, letter, color
         16: [.string],  // rejected: reason
+        18: [.op],  // undone: target (17 is the contraction below)
     ]
 
     /// The contraction: the op's own magnet moved to where the event before ended.
@@ -66,6 +68,7 @@ enum EventCoding {
         case .escape(let m, let z, let p): return (14, [.magnet(m), .label(z), .point(p)])
         case .returned(let m, let l, let c): return (15, [.magnet(m), .string(l), .string(c)])
         case .rejected(let reason): return (16, [.string(reason)])
+        case .undone(let target): return (18, [.op(target)])
         }
     }
 
@@ -103,6 +106,7 @@ enum EventCoding {
                 return .returned(magnet: m, letter: l, color: c)
             }
         case (16, 1): if case .string(let reason) = v[0] { return .rejected(reason: reason) }
+        case (18, 1): if case .op(let target) = v[0] { return .undone(target: target) }
         default: break
         }
         return nil
@@ -117,9 +121,16 @@ enum EventCoding {
     struct Context {
         var own: MagnetID?
         var target: Point?
+        /// An undo's target op.
+        var targetOp: OpID?
 
         init(_ op: Operation) {
-            if case .pull = op.payload { own = MagnetID(pulledBy: op.id) } else { own = op.payload.magnet }
+            switch op.payload {
+            case .pull: own = MagnetID(pulledBy: op.id)
+            case .undo(let target, _, .magnet(let m)): (own, targetOp) = (m, target)
+            case .undo(let target, _, _): targetOp = target
+            default: own = op.payload.magnet
+            }
             switch op.payload {
             case .move(_, .point(let p)), .pull(_, _, .point(let p)): target = p
             default: target = nil
@@ -146,6 +157,14 @@ enum EventCoding {
                 case .number(let d): out.number(d)
                 case .count(let r): out.varint(r.map { UInt64($0) + 1 } ?? 0)
                 case .label(let name): out.varint(UInt64(labels.id(name)))
+                case .op(let id):
+                    if id == context.targetOp {
+                        out.byte(0)
+                    } else {
+                        out.byte(1)
+                        out.string(id.replica)
+                        out.int(id.seq)
+                    }
                 case .magnet(let m):
                     if m == context.own {
                         out.byte(0)
@@ -207,6 +226,14 @@ enum EventCoding {
                     let id = try reader.varint()
                     guard id <= UInt64(Int64.max), let name = names[Int64(id)] else { throw ByteReader.Damaged() }
                     values.append(.label(name))
+                case .op:
+                    switch try reader.byte() {
+                    case 0:
+                        guard let target = context.targetOp else { throw ByteReader.Damaged() }
+                        values.append(.op(target))
+                    case 1: values.append(.op(OpID(replica: try reader.string(), seq: try reader.int())))
+                    default: throw ByteReader.Damaged()
+                    }
                 case .magnet:
                     switch try reader.byte() {
                     case 0:

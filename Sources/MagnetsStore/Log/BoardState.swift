@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import MagnetsCore
 
@@ -17,9 +18,19 @@ enum BoardState {
         let zones = try ZoneRecord.order(ZoneRecord.Columns.position).fetchAll(db).map { try $0.zone() }
         let boundaries = try BoundaryRecord.order(BoundaryRecord.Columns.position).fetchAll(db).map(\.boundary)
         let tray = try TileRecord.order(TileRecord.Columns.position).fetchAll(db).map(\.tile)
+        var changes: [Subject: Change] = [:]
+        let changeRows = try ChangeRecord.fetchCursor(db)
+        while let record = try changeRows.next() {
+            guard let subject = ChangeCoding.subject(record.subject),
+                let change = ChangeCoding.decode(record.record[...], subject: subject)
+            else {
+                throw StoreError.mismatch("the change of '\(record.subject)' is unreadable")
+            }
+            changes[subject] = change
+        }
         let board = Board(
             name: row.name, size: Size(width: row.width, height: row.height), magnets: magnets,
-            zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, exists: row.present)
+            zones: zones, boundaries: boundaries, tray: tray, topZ: row.topZ, changes: changes, exists: row.present)
         if let problem = stateProblem(board) { throw StoreError.mismatch(problem) }
         guard row.ops >= 0 else { throw StoreError.mismatch("the op count is negative") }
         return (board, row.ops)
@@ -70,7 +81,7 @@ enum BoardState {
     static func saveState(_ new: Board, replacing old: Board?, ops: Int, _ db: Database, index: inout LogIndex) throws {
         try BoardRecord(board: new, ops: ops).insert(db, onConflict: .replace)
         if old == nil {
-            for table in [MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self]
+            for table in [MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self, ChangeRecord.self]
                 as [any TableRecord.Type]
             {
                 try table.deleteAll(db)
@@ -100,6 +111,13 @@ enum BoardState {
         for (i, tile) in new.tray.enumerated() where old.map({ i >= $0.tray.count || $0.tray[i] != tile }) ?? true {
             try TileRecord(position: i, tile: tile).insert(db, onConflict: .replace)
         }
+        for (subject, change) in new.changes where old?.changes[subject] != change {
+            try ChangeRecord(subject: subject, change: change).insert(db, onConflict: .replace)
+        }
+        // (A replay that places an op differently can leave a subject unchanged after all.)
+        for subject in old?.changes.keys ?? [:].keys where new.changes[subject] == nil {
+            _ = try ChangeRecord.deleteOne(db, key: subject.description)
+        }
     }
 }
 
@@ -122,6 +140,16 @@ enum BoardSnapshot {
                     })
             ),
             ("zones", board.zonesJSON), ("boundaries", board.boundariesJSON), ("tray", board.trayJSON),
+            (
+                "changes",
+                .array(
+                    board.changes.sorted { $0.key.description < $1.key.description }.map { subject, change in
+                        .array([
+                            .string(subject.description),
+                            .string(Data(ChangeCoding.encode(change)).base64EncodedString()),
+                        ])
+                    })
+            ),
         ]).serialized()
     }
 
@@ -162,9 +190,20 @@ enum BoardSnapshot {
             else { return nil }
             tray.append(Tile(letter: letter, color: color, size: Size(width: w, height: h), remaining: r.intValue))
         }
+        var changes: [Subject: Change] = [:]
+        // (A snapshot without changes is from before they were derived: unreadable, so replayed.)
+        guard let changeItems = json["changes"]?.arrayValue else { return nil }
+        for item in changeItems {
+            guard let f = item.arrayValue, f.count == 2, let text = f[0].stringValue,
+                let subject = ChangeCoding.subject(text), let base64 = f[1].stringValue,
+                let bytes = Data(base64Encoded: base64),
+                let change = ChangeCoding.decode([UInt8](bytes)[...], subject: subject)
+            else { return nil }
+            changes[subject] = change
+        }
         let board = Board(
             name: name, size: Size(width: width, height: height), magnets: magnets, zones: zones,
-            boundaries: boundaries, tray: tray, topZ: topZ, exists: exists == .bool(true))
+            boundaries: boundaries, tray: tray, topZ: topZ, changes: changes, exists: exists == .bool(true))
         return BoardState.stateProblem(board) == nil ? board : nil
     }
 }

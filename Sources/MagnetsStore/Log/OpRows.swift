@@ -7,7 +7,7 @@ import MagnetsCore
 enum OpKind {
     static let codes: [(kind: Payload.Kind, code: Int)] = [
         (.move, 0), (.pull, 1), (.returnMagnet, 2), (.createBoard, 3), (.resize, 4), (.trayAdd, 5),
-        (.zoneAdd, 6), (.zoneRemove, 7), (.boundaryAdd, 8), (.boundaryRemove, 9),
+        (.zoneAdd, 6), (.zoneRemove, 7), (.boundaryAdd, 8), (.boundaryRemove, 9), (.undo, 10),
     ]
 
     private static let byKind = Dictionary(uniqueKeysWithValues: codes.map { ($0.kind, $0.code) })

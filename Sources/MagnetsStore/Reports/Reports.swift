@@ -33,10 +33,10 @@ extension Recorded {
 
     /// `{"op", "magnet", "x", "y", "zone", "events"}`: what `pull --json` and `move --json` print
     /// for the magnet `id` (x, y and zone null when it is not on the board after the op).
-    public func magnetJSON(_ id: MagnetID) -> JSONValue {
-        let magnet = board.magnets[id]
+    public func magnetJSON(_ id: MagnetID?) -> JSONValue {
+        let magnet = id.flatMap { board.magnets[$0] }
         return .object([
-            ("op", .string(op.id.description)), ("magnet", .string(id.description)),
+            ("op", .string(op.id.description)), ("magnet", id.map { .string($0.description) } ?? .null),
             ("x", magnet.map { .number($0.center.x) } ?? .null),
             ("y", magnet.map { .number($0.center.y) } ?? .null),
             ("zone", magnet?.zone.map(JSONValue.string) ?? .null),

@@ -345,3 +345,30 @@ struct TileRecord: Codable, FetchableRecord, PersistableRecord {
         Tile(letter: letter, color: color, size: Size(width: width, height: height), remaining: remaining)
     }
 }
+
+/// `change`: the last change to one subject of the current board (`ChangeCoding`).
+struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "change"
+    enum Columns {
+        static let subject = Column(CodingKeys.subject)
+    }
+    var subject: String
+    var record: [UInt8]
+
+    enum CodingKeys: String, CodingKey { case subject, record }
+
+    init(subject: Subject, change: Change) {
+        self.subject = subject.description
+        record = ChangeCoding.encode(change)
+    }
+
+    init(row: Row) throws {
+        subject = row[0]
+        record = [UInt8]((row[1] as Data?) ?? Data())
+    }
+
+    func encode(to container: inout PersistenceContainer) throws {
+        container["subject"] = subject
+        container["record"] = Data(record)
+    }
+}

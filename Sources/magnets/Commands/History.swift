@@ -99,6 +99,7 @@ extension Magnets {
             case .move(let m, let target): subject = "\(m) → \(target.points.map(\.description).joined(separator: " "))"
             case .returnMagnet(let m): subject = m.description
             case .pull(let l, let c, _): subject = "'\(l)' \(c)"
+            case .undo(let target, _, let on): subject = "\(target) (\(on))"
             default: subject = ""
             }
             let head = withID ? "\(entry.op.id) \(entry.op.kind.rawValue) " : ""

@@ -12,8 +12,20 @@ enum Report {
         }
     }
 
+    /// An undo: the object of a move (`magnet`, `x`, `y`, `zone` null when it restored no
+    /// magnet), or the op, what it undid and what that restored.
+    static func undo(_ recorded: Recorded, json: Bool) {
+        var id: MagnetID?
+        if case .undo(_, _, .magnet(let m)) = recorded.op.payload { id = m }
+        if json {
+            magnet(recorded, id, json: true)
+        } else {
+            print("\(recorded.op.id): \(Output.describe(recorded))")
+        }
+    }
+
     /// `{"op", "magnet", "x", "y", "zone", "events"}` for a pull or a move.
-    static func magnet(_ recorded: Recorded, _ id: MagnetID, json: Bool) {
+    static func magnet(_ recorded: Recorded, _ id: MagnetID?, json: Bool) {
         if json {
             Output.json(recorded.magnetJSON(id))
         } else {
