@@ -401,6 +401,9 @@ async function endMagnetDrag(event, cancelled) {
   const drag = state.drag;
   state.drag = null;
   drag.node.classList.remove("dragging");
+  // The press focused the captured board, not the magnet: focus the magnet, so that arrow keys
+  // move the one last touched.
+  drag.node.focus({ preventScroll: true });
   const path = thin(drag.path);
   const m = drag.magnet;
   if (cancelled || path.length === 0 || path.every(([x, y]) => x === m.x && y === m.y)) {

@@ -12,13 +12,14 @@ struct PageTests: ScratchSuite {
     /// Board `fridge` (1000 × 700): a tray of A B C and many more tiles (so that it scrolls), a
     /// zone `slot` at 400,400 100×100, a wall from 300,0 to 300,200, magnet A (\(a)) at
     /// 100,100; a read-write and a read-only token.
-    func hostedBoard() -> (rw: String, ro: String) {
+    func hostedBoard(more: [[String]] = []) -> (rw: String, ro: String) {
         must("init", "-b", "alice.magnets", "--replica", "alice", "--name", "fridge")
         must("tray", "add", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "--count", "3", "-b", "alice.magnets")
         must("tray", "add", "abcdefghijklmnopqrstuvwxyz", "--color", "blue", "-b", "alice.magnets")
         must("zone", "add", "slot", "--rect", "400,400,100,100", "-b", "alice.magnets")
         must("boundary", "add", "wall", "--from", "300,0", "--to", "300,200", "-b", "alice.magnets")
         must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
+        for args in more { must(args + ["-b", "alice.magnets"]) }
         must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
         return (token("fridge"), token("fridge", "--read-only"))
     }
@@ -93,8 +94,8 @@ struct PageTests: ScratchSuite {
         let m = try served(server, rw).magnets["\(a)"]!
         #expect(m["x"] as? Double == 280)
         #expect(m["zone"] is NSNull)
-        #expect(try page.session.run("return document.getElementById('board').dataset.outcome") as? String
-            == "moved contact")
+        let outcome = try page.session.run("return document.getElementById('board').dataset.outcome") as? String
+        #expect(outcome?.split(separator: " ").contains("contact") == true, "\(outcome ?? "none")")
     }
 
     @Test("arrow keys move the focused magnet by 10 points")
@@ -128,9 +129,11 @@ struct PageTests: ScratchSuite {
         let driver = try ChromeDriver()
         let page = try self.page(driver, server, token: rw)
         let tile = try page.tileCenter(letter: "B", color: "red")
-        let target = try page.viewport((600, 500))
-        // Straight down first (R5: more than 16 down, under 12 sideways), then on to the target.
-        let points = line(tile, (tile.0, tile.1 + 40), steps: 8) + line((tile.0, tile.1 + 40), target, steps: 20)
+        let target = try page.viewport((600, 600))
+        // Straight down (R5: more than 16 down, under 12 sideways) well onto the board, then
+        // right to the target (clear of the wall and the zone).
+        let below = (tile.0, target.1)
+        let points = stroke(tile, below, steps: 20) + stroke(below, target, steps: 20).dropFirst()
         try page.session.gesture(points, touch: true)
         try page.session.wait(
             for: "return [...document.querySelectorAll('#magnets .magnet')].some(m => m.dataset.id.startsWith('server-'))",
@@ -143,7 +146,7 @@ struct PageTests: ScratchSuite {
         // Where the finger ended, to within a pixel's worth of points.
         let scale = try page.scale()
         #expect(abs((m["x"] as! Double) - 600) <= 1 / scale + 0.01)
-        #expect(abs((m["y"] as! Double) - 500) <= 1 / scale + 0.01)
+        #expect(abs((m["y"] as! Double) - 600) <= 1 / scale + 0.01)
         let (x, y) = try page.position(m["id"] as! String)
         #expect(x == m["x"] as? Double && y == m["y"] as? Double)
         try page.session.wait(
@@ -160,7 +163,7 @@ struct PageTests: ScratchSuite {
         let before = try served(server, rw)
         #expect(try page.session.number("return document.getElementById('tray').scrollLeft") == 0)
         let tile = try page.tileCenter(letter: "F", color: "red")
-        try page.session.gesture(line(tile, (tile.0 - 200, tile.1 + 3), steps: 20), touch: true)
+        try page.session.gesture(stroke(tile, (tile.0 - 200, tile.1 + 3), steps: 20), touch: true)
         try page.session.wait(
             for: "return document.getElementById('tray').scrollLeft >= 150", "the tray scrolled with the finger")
         usleep(300_000)
@@ -182,13 +185,13 @@ struct PageTests: ScratchSuite {
         let pageB = try page(driver, server, token: rw, author: "bob")
         try pageA.drag("\(a)", to: (200, 600))
         try pageB.session.wait(
-            for: "return document.querySelector('[data-id=\"\(a)\"]').dataset.y === '600'", timeout: 1,
+            for: "return Math.abs(document.querySelector('[data-id=\"\(a)\"]').dataset.y - 600) < 2", timeout: 1,
             "page B showing A's move")
         // B pulls a letter; A sees it and its tray count.
         let tile = try pageB.tileCenter(letter: "C", color: "red")
         let target = try pageB.viewport((800, 300))
         try pageB.session.gesture(
-            line(tile, (tile.0, tile.1 + 40), steps: 6) + line((tile.0, tile.1 + 40), target, steps: 10), touch: true)
+            stroke(tile, (tile.0, tile.1 + 40), steps: 6) + stroke((tile.0, tile.1 + 40), target, steps: 10), touch: true)
         try pageA.session.wait(
             for: "return document.querySelectorAll('#magnets .magnet').length === 2 && document.querySelector('.tile[data-letter=C][data-color=red]').dataset.remaining === '2'",
             timeout: 1.5, "page A showing B's pull")
@@ -211,7 +214,7 @@ struct PageTests: ScratchSuite {
         let before = try served(server, ro)
         try page.drag("\(a)", to: (600, 600))
         let tile = try page.tileCenter(letter: "B", color: "red")
-        try page.session.gesture(line(tile, (tile.0, tile.1 + 120), steps: 10), touch: true)
+        try page.session.gesture(stroke(tile, (tile.0, tile.1 + 120), steps: 10), touch: true)
         usleep(300_000)
         let (x, y) = try page.position("\(a)")
         #expect(x == 100 && y == 100)
@@ -226,8 +229,9 @@ struct PageTests: ScratchSuite {
 
     @Test("the page fits at 1280×800 and at 390×844 (screenshots in /tmp)", arguments: [(1280, 800), (390, 844)])
     func screens(size: (Int, Int)) throws {
-        let (rw, _) = hostedBoard()
-        must("pull", "Q", "-b", "alice.magnets", "--to", "450,450")
+        let (rw, _) = hostedBoard(more: [
+            ["pull", "Q", "--to", "450,450"], ["pull", "M", "--to", "640,300"], ["pull", "e", "--color", "blue", "--to", "680,300"],
+        ])
         let server = try TestServer(scratch)
         let driver = try ChromeDriver()
         let page = try self.page(driver, server, token: rw, width: size.0, height: size.1)
@@ -286,7 +290,7 @@ struct BoardPage {
         var from = start
         for stop in [via, target].compactMap({ $0 }) {
             let to = try viewport(stop)
-            points += line(from, to, steps: 15).dropFirst()
+            points += stroke(from, to, steps: 15).dropFirst()
             from = to
         }
         try session.gesture(points)

@@ -202,7 +202,7 @@ final class BrowserSession {
 }
 
 /// Points from `a` to `b`, `steps` of them after `a` (a straight line, as a hand moves).
-func line(_ a: (Double, Double), _ b: (Double, Double), steps: Int) -> [(Double, Double)] {
+func stroke(_ a: (Double, Double), _ b: (Double, Double), steps: Int) -> [(Double, Double)] {
     (0...steps).map { i in
         let t = Double(i) / Double(steps)
         return (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t)
