@@ -55,7 +55,7 @@ enum PageBenchmark {
                 const node = document.querySelector('[data-id="\(id)"]');
                 if (window.benchObserver) window.benchObserver.disconnect();
                 window.benchObserver = new MutationObserver(() => {
-                  if (!window.benchSeen && node.dataset.x === '\(Int(target))') window.benchSeen = Date.now();
+                  if (!window.benchSeen && Math.abs(node.dataset.x - \(target)) < 3) window.benchSeen = Date.now();
                 });
                 window.benchObserver.observe(node, { attributes: true, attributeFilter: ['transform'] });
                 return true
@@ -147,14 +147,23 @@ enum PageBenchmark {
                 "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(data.count)\r\n\r\n"
             let message = Data(head.utf8) + data
             _ = message.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            // The reply: its head, then Content-Length bytes (chromedriver may keep the connection).
             var reply = Data()
             var chunk = [UInt8](repeating: 0, count: 65536)
+            var split: Range<Data.Index>?
             while true {
+                if let head = split ?? reply.range(of: Data("\r\n\r\n".utf8)) {
+                    split = head
+                    let text = String(decoding: reply[..<head.lowerBound], as: UTF8.self).lowercased()
+                    let length = text.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+                    if let length, reply.count - head.upperBound >= length { break }
+                }
                 let n = recv(fd, &chunk, chunk.count, 0)
                 if n <= 0 { break }
                 reply.append(contentsOf: chunk[0..<n])
             }
-            guard let split = reply.range(of: Data("\r\n\r\n".utf8)) else { throw BenchError("no reply from chromedriver") }
+            guard let split else { throw BenchError("no reply from chromedriver") }
             let status = String(decoding: reply[..<split.lowerBound], as: UTF8.self).split(separator: " ").dropFirst()
                 .first
             let object = try JSONSerialization.jsonObject(with: reply[split.upperBound...]) as? [String: Any]
