@@ -15,8 +15,12 @@ enum PageBenchmark {
     static func run(drags: Int = 200) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
             FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
-        else { throw BenchError("page needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver)") }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-page-\(getpid())").path
+        else {
+            throw BenchError(
+                "page needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver)")
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-page-\(getpid())")
+            .path
         try FileManager.default.createDirectory(atPath: scratch + "/boards", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let file = scratch + "/a.magnets"
@@ -60,9 +64,10 @@ enum PageBenchmark {
                 window.benchObserver.observe(node, { attributes: true, attributeFilter: ['transform'] });
                 return true
                 """)
-            let box = try a.script(
-                "const r = document.getElementById('board').getBoundingClientRect(); const b = magnetsPage.board.board; return [r.left, r.top, r.width / b.width]"
-            ) as? [Double] ?? [0, 0, 1]
+            let box =
+                try a.script(
+                    "const r = document.getElementById('board').getBoundingClientRect(); const b = magnetsPage.board.board; return [r.left, r.top, r.width / b.width]"
+                ) as? [Double] ?? [0, 0, 1]
             func px(_ bx: Double, _ by: Double) -> (Int, Int) {
                 (Int((box[0] + bx * box[2]).rounded()), Int((box[1] + by * box[2]).rounded()))
             }
@@ -94,7 +99,9 @@ enum PageBenchmark {
             x = target
         }
         let sorted = latencies.sorted()
-        func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)] }
+        func percentile(_ p: Double) -> Double {
+            sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)]
+        }
         print("page: release on page A → change drawn on page B, \(drags) drags, two headless Chromium pages, loopback")
         print(
             String(
@@ -174,7 +181,10 @@ enum PageBenchmark {
         func page(_ url: String, author: String) throws -> Page {
             let options: [String: Any] = [
                 "binary": "/usr/bin/chromium",
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"],
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--window-size=1280,800",
+                ],
             ]
             let value =
                 try request(
@@ -202,7 +212,9 @@ enum PageBenchmark {
             try driver.request(method, "/session/\(id)\(path)", body)
         }
 
-        func script(_ source: String) throws -> Any? { try call("POST", "/execute/sync", ["script": source, "args": []]) }
+        func script(_ source: String) throws -> Any? {
+            try call("POST", "/execute/sync", ["script": source, "args": []])
+        }
 
         func until(_ source: String) throws {
             let deadline = Date().addingTimeInterval(10)
@@ -221,7 +233,11 @@ enum PageBenchmark {
             actions.append(["type": "pointerUp", "button": 0])
             _ = try call(
                 "POST", "/actions",
-                ["actions": [["type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"], "actions": actions]]])
+                [
+                    "actions": [
+                        ["type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"], "actions": actions]
+                    ]
+                ])
         }
 
         func close() { _ = try? call("DELETE", "") }

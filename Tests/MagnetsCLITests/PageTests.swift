@@ -47,7 +47,8 @@ struct PageTests: ScratchSuite {
         let page = BoardPage(session: try driver.session(width: width, height: height))
         try page.session.open("http://127.0.0.1:\(server.port)/boards/fridge/#token=\(token)")
         try page.session.wait(
-            for: "return document.querySelectorAll('#magnets .magnet').length > 0 && document.querySelectorAll('.tile').length > 0",
+            for:
+                "return document.querySelectorAll('#magnets .magnet').length > 0 && document.querySelectorAll('.tile').length > 0",
             "the board drawn")
         if let author {
             try page.session.type(author, into: "#name-input")
@@ -75,8 +76,9 @@ struct PageTests: ScratchSuite {
         #expect(m["zone"] as? String == "slot")
         #expect(m["x"] as? Double == 450 && m["y"] as? Double == 450)
         // The zone's label counts it.
-        #expect(try page.session.run("return document.querySelector('.zone-label[data-zone=slot]').textContent") as? String
-            == "slot 1/1")
+        #expect(
+            try page.session.run("return document.querySelector('.zone-label[data-zone=slot]').textContent") as? String
+                == "slot 1/1")
     }
 
     @Test("a drag into a boundary stops where the magnet touches it, and the server's board agrees")
@@ -89,7 +91,8 @@ struct PageTests: ScratchSuite {
         try page.drag("\(a)", to: (600, 100))
         // A's rect is 40 wide: it stops with its right edge on x = 300.
         try page.session.wait(
-            for: "return document.querySelector('[data-id=\"\(a)\"]').dataset.x === '280' && !document.querySelector('[data-id=\"\(a)\"]').classList.contains('pending')",
+            for:
+                "return document.querySelector('[data-id=\"\(a)\"]').dataset.x === '280' && !document.querySelector('[data-id=\"\(a)\"]').classList.contains('pending')",
             "the magnet at the wall")
         let m = try served(server, rw).magnets["\(a)"]!
         #expect(m["x"] as? Double == 280)
@@ -136,7 +139,8 @@ struct PageTests: ScratchSuite {
         let points = stroke(tile, below, steps: 20) + stroke(below, target, steps: 20).dropFirst()
         try page.session.gesture(points, touch: true)
         try page.session.wait(
-            for: "return [...document.querySelectorAll('#magnets .magnet')].some(m => m.dataset.id.startsWith('server-'))",
+            for:
+                "return [...document.querySelectorAll('#magnets .magnet')].some(m => m.dataset.id.startsWith('server-'))",
             "the pulled magnet drawn")
         let served = try self.served(server, rw).magnets
         let pulled = served.values.filter { ($0["id"] as! String).hasPrefix("server-") }
@@ -191,9 +195,11 @@ struct PageTests: ScratchSuite {
         let tile = try pageB.tileCenter(letter: "C", color: "red")
         let target = try pageB.viewport((800, 300))
         try pageB.session.gesture(
-            stroke(tile, (tile.0, tile.1 + 40), steps: 6) + stroke((tile.0, tile.1 + 40), target, steps: 10), touch: true)
+            stroke(tile, (tile.0, tile.1 + 40), steps: 6) + stroke((tile.0, tile.1 + 40), target, steps: 10),
+            touch: true)
         try pageA.session.wait(
-            for: "return document.querySelectorAll('#magnets .magnet').length === 2 && document.querySelector('.tile[data-letter=C][data-color=red]').dataset.remaining === '2'",
+            for:
+                "return document.querySelectorAll('#magnets .magnet').length === 2 && document.querySelector('.tile[data-letter=C][data-color=red]').dataset.remaining === '2'",
             timeout: 1.5, "page A showing B's pull")
         let history = try server.get("/boards/fridge/history", token: rw).text
         #expect(history.contains("\"author\":\"alice\"") || history.contains("\"author\": \"alice\""))
@@ -208,7 +214,8 @@ struct PageTests: ScratchSuite {
         let driver = try ChromeDriver()
         let page = try self.page(driver, server, token: ro, author: nil)
         try page.session.wait(
-            for: "return !document.getElementById('notice').hidden && document.getElementById('notice').textContent.includes('read-only')",
+            for:
+                "return !document.getElementById('notice').hidden && document.getElementById('notice').textContent.includes('read-only')",
             "the read-only notice")
         #expect(try page.session.run("return document.getElementById('name-form').hidden") as? Bool == true)
         let before = try served(server, ro)
@@ -221,8 +228,9 @@ struct PageTests: ScratchSuite {
         let after = try served(server, ro)
         #expect(after.ops == before.ops)
         #expect(after.magnets.count == 1)
-        #expect(try page.session.run("return document.getElementById('toast').textContent") as? String
-            == "Dragging is off: this link is read-only: it shows the board but cannot change it.")
+        #expect(
+            try page.session.run("return document.getElementById('toast').textContent") as? String
+                == "Dragging is off: this link is read-only: it shows the board but cannot change it.")
     }
 
     // MARK: - Screens
@@ -230,7 +238,8 @@ struct PageTests: ScratchSuite {
     @Test("the page fits at 1280×800 and at 390×844 (screenshots in /tmp)", arguments: [(1280, 800), (390, 844)])
     func screens(size: (Int, Int)) throws {
         let (rw, _) = hostedBoard(more: [
-            ["pull", "Q", "--to", "450,450"], ["pull", "M", "--to", "640,300"], ["pull", "e", "--color", "blue", "--to", "680,300"],
+            ["pull", "Q", "--to", "450,450"], ["pull", "M", "--to", "640,300"],
+            ["pull", "e", "--color", "blue", "--to", "680,300"],
         ])
         let server = try TestServer(scratch)
         let driver = try ChromeDriver()
@@ -254,7 +263,8 @@ struct BoardPage {
     /// Screen pixels per board point.
     func scale() throws -> Double {
         try session.number(
-            "return document.getElementById('board').getBoundingClientRect().width / magnetsPage.board.board.width") ?? 1
+            "return document.getElementById('board').getBoundingClientRect().width / magnetsPage.board.board.width")
+            ?? 1
     }
 
     /// The viewport point (CSS pixels) over a board point.
@@ -268,8 +278,10 @@ struct BoardPage {
 
     /// Where the page shows a magnet (its center, board points).
     func position(_ id: String) throws -> (Double, Double) {
-        let xy = try session.run(
-            "const n = document.querySelector('[data-id=\"\(id)\"]'); return [Number(n.dataset.x), Number(n.dataset.y)]")
+        let xy =
+            try session.run(
+                "const n = document.querySelector('[data-id=\"\(id)\"]'); return [Number(n.dataset.x), Number(n.dataset.y)]"
+            )
             as? [Double] ?? []
         return (xy[0], xy[1])
     }
@@ -298,7 +310,35 @@ struct BoardPage {
 
     func waitFor(_ id: String, zone: String) throws {
         try session.wait(
-            for: "const n = document.querySelector('[data-id=\"\(id)\"]'); return n.dataset.zone === '\(zone)' && !n.classList.contains('pending')",
+            for:
+                "const n = document.querySelector('[data-id=\"\(id)\"]'); return n.dataset.zone === '\(zone)' && !n.classList.contains('pending')",
             "\(id) in zone \(zone)")
+    }
+}
+
+/// The page's files as the server sends them (no browser needed).
+@Suite("Page serving")
+struct PageServingTests: ScratchSuite {
+    let scratch = ScratchFolder("magnets-page-serving")
+
+    @Test("/boards/NAME/ serves the page with no token and no board data; /boards/NAME still needs one")
+    func served() throws {
+        must("server", "add", "fridge", "--dir", "boards")
+        let server = try TestServer(scratch)
+        let page = try server.get("/boards/fridge/")
+        #expect(page.status == 200)
+        #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(page.headers["content-security-policy"]?.contains("default-src 'none'") == true)
+        #expect(page.text.contains("<script type=\"module\" src=\"page.js\">"))
+        #expect(page.text.contains("\"red\":[\"#d7263d\"") || page.text.contains("\"red\": [\"#d7263d\""))
+        #expect(!page.text.contains("fridge"))
+        let script = try server.get("/boards/fridge/page.js")
+        #expect(script.status == 200 && script.headers["content-type"] == "text/javascript; charset=utf-8")
+        #expect(script.text.contains("const ALONG = 16;") && script.text.contains("const ACROSS = 12;"))
+        #expect(try server.get("/boards/fridge/page.css").status == 200)
+        // The API is unchanged: without the slash, a token is needed; other files are not there.
+        #expect(try server.get("/boards/fridge").status == 401)
+        #expect(try server.get("/boards/fridge/other.js").status == 404)
+        #expect(try server.get("/boards/Not_A_Name/").status == 401)
     }
 }
