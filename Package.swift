@@ -75,7 +75,11 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+                // The page's look (SPEC §8) is the SVG picture's: its palette.
+                "MagnetsRender",
+            ],
+            // Page/* (HTML, CSS, the JS module) embedded at build time.
+            plugins: ["EmbedPage"]
         ),
 
         // The command line: parses, calls the store, prints.
@@ -110,6 +114,8 @@ let package = Package(
         // Turns Migrations/*.sql into Swift at build time, so the binary carries its schema.
         .executableTarget(name: "embed-migrations"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
+        // Turns Page/* into Swift at build time, so `magnets serve` carries the board page.
+        .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["embed-migrations"]),
 
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         // Crashers/ holds files the fuzzer found; the tests read them from the source tree.

@@ -5,7 +5,7 @@ import MagnetsStore
 
 /// `POST /boards/NAME/commands`: a command from the page (SPEC §7, §8), recorded by the board's
 /// server replica with the author it names. Answers as `pull --json` / `move --json` (return:
-/// `{"op", "events"}`); a command the CLI would refuse → 422 with its reason, nothing recorded.
+/// `{"op", "events"}`, as undo); a command the CLI would refuse → 422 with its reason, nothing recorded.
 struct CommandRoutes {
     let limits: ServerLimits
     /// A command's body is a few points at most 10,000 long: far below the bundle limit.
@@ -19,8 +19,7 @@ struct CommandRoutes {
         let board = try context.requireBoard()
         let data = try await request.collectBody(
             limit: min(Self.maxBody, limits.maxBody), timeout: limits.bodyTimeout)
-        let (command, author) = try Self.parse(data)
-        switch await board.write(.command(command, author: author, time: BoardFile.now())) {
+        switch await board.write(try Self.parse(data, time: BoardFile.now())) {
         case .failure(let error):
             throw APIError.from(error, refusal: .unprocessableContent)
         case .success(let written):
@@ -29,8 +28,8 @@ struct CommandRoutes {
     }
 
     /// The command a body names: a body that is not JSON, or not an object of the right shape,
-    /// → 400; a command the CLI refuses (a bad letter, point or author; undo for now) → 422.
-    static func parse(_ data: Data) throws -> (EditCommand, author: String) {
+    /// → 400; a command the CLI refuses (a bad letter, point or author) → 422.
+    static func parse(_ data: Data, time: Int64) throws -> BoardWrite {
         guard let text = String(data: data, encoding: .utf8),
             let json = try? JSONParser.parse(text, maxDepth: 8), case .object = json
         else { throw APIError(.badRequest, "the body is not a JSON object") }
@@ -84,13 +83,18 @@ struct CommandRoutes {
             if case .failure(let error) = EditCommand.letter(letter) {
                 throw APIError(.unprocessableContent, error.errorDescription ?? "bad letter")
             }
-            return (.pull(letter: letter, color: color, target: try target()), author)
+            return .command(.pull(letter: letter, color: color, target: try target()), author: author, time: time)
         case "move":
-            return (.move(magnet: try string("magnet")!, target: try target()), author)
+            return .command(.move(magnet: try string("magnet")!, target: try target()), author: author, time: time)
         case "return":
-            return (.returnMagnet(try string("magnet")!), author)
+            return .command(.returnMagnet(try string("magnet")!), author: author, time: time)
         case "undo":
-            throw APIError(.unprocessableContent, "undo is not available yet")
+            // Page users share the server's replica, so the op to take back is always named.
+            let target = try string("target")!
+            guard let id = OpID(target) else {
+                throw APIError(.badRequest, "\"target\" must name an op as REPLICA:SEQ (e.g. alice:3)")
+            }
+            return .undo(id, author: author, time: time)
         default:
             throw APIError(.badRequest, "kind must be pull, move, return or undo")
         }

@@ -33,6 +33,7 @@ public struct BoardServer: Sendable {
         let boards = BoardDirectory(directory: directory)
         let router = Router(context: BoardRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: PageMiddleware())
         let group = router.group("boards/:name").add(middleware: AuthMiddleware(boards: boards, tokens: tokens))
         BoardRoutes().addRoutes(to: group)
         OpsRoutes(limits: limits).addRoutes(to: group)

@@ -28,25 +28,31 @@ extension BoardFile {
     @discardableResult
     public func recordUndo(_ target: UndoTarget, author: String, time: Int64 = BoardFile.now()) throws -> Recorded {
         try record(author: author, time: time, readsLog: true) { board, db, index in
-            let op: Operation
-            switch target {
-            case .op(let id):
-                guard let found = try OpLog.op(id, db, index: index) else {
-                    throw StoreError.refused("no op \(id) on this board (ops are named REPLICA:SEQ, as history shows)")
-                }
-                op = found
-            case .latestEdit, .latestUndo:
-                var search = UndoSearch(db, index: index, board: board)
-                guard let found = try search.latest(of: replica, undos: target == .latestUndo) else {
-                    throw StoreError.refused(
-                        target == .latestUndo
-                            ? "nothing to redo: \(replica) has no undo of an edit that is not undone"
-                            : "nothing to undo: \(replica) has no edit that is not rejected or undone")
-                }
-                op = found
-            }
-            return Payload.undo(of: op)
+            try undoPayload(target, board: board, db, index: index)
         }
+    }
+
+    /// The undo of `target` on `board`, read from the log inside the caller's transaction;
+    /// refused when there is nothing to take back.
+    func undoPayload(_ target: UndoTarget, board: Board, _ db: Database, index: LogIndex) throws -> Payload {
+        let op: Operation
+        switch target {
+        case .op(let id):
+            guard let found = try OpLog.op(id, db, index: index) else {
+                throw StoreError.refused("no op \(id) on this board (ops are named REPLICA:SEQ, as history shows)")
+            }
+            op = found
+        case .latestEdit, .latestUndo:
+            var search = UndoSearch(db, index: index, board: board)
+            guard let found = try search.latest(of: replica, undos: target == .latestUndo) else {
+                throw StoreError.refused(
+                    target == .latestUndo
+                        ? "nothing to redo: \(replica) has no undo of an edit that is not undone"
+                        : "nothing to undo: \(replica) has no edit that is not rejected or undone")
+            }
+            op = found
+        }
+        return Payload.undo(of: op)
     }
 }
 

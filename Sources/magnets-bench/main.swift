@@ -1,6 +1,6 @@
 import Foundation
 
-// magnets-bench [core|store|sync|sync-quick|history|server|words|all]: prints the figures the issues ask for, measured in one
+// magnets-bench [core|store|sync|sync-quick|history|server|page|words|all]: prints the figures the issues ask for, measured in one
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
@@ -22,6 +22,8 @@ do {
     case "server": try ServerBenchmark.run()
     case "ceiling-server": try ServerBenchmark.ceilingServer()  // started by `server`
     case "words": WordsBenchmark.run()
+    // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).
+    case "page": try PageBenchmark.run(drags: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 200)
     case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
     case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
     case "all":
@@ -32,7 +34,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|words|probe [M]|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|page [N]|words|probe [M]|all]"
         )
         exit(64)
     }

@@ -39,7 +39,7 @@ struct HelpTests: ScratchSuite {
         let name = words.joined(separator: " ")
         #expect(run.status == 0)
         let lines = run.stdout.split(separator: "\n").map(String.init)
-        let example = lines.firstIndex(of: "Example:").map { lines[$0 + 1] } ?? ""
+        let example = lines.firstIndex { $0 == "Example:" || $0 == "Examples:" }.map { lines[$0 + 1] } ?? ""
         #expect(example.hasPrefix("  magnets \(name)"), "\(name): no example in \(run.stdout)")
         #expect(!run.stdout.contains("Argument("), "\(name) shows a Swift value: \(run.stdout)")
         // A default is said once: never "(default …)" by hand and again by the parser.

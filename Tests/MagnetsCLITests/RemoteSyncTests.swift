@@ -88,12 +88,12 @@ struct RemoteSyncTests: ScratchSuite {
         must("pull", "B", "-b", "bob.magnets", "--to", "200,200")
         must("sync", "bob.magnets", url, "--token", rw)
         must("pull", "A", "-b", "twin.magnets", "--to", "600,600")
-        let shown = try shown(server, token: rw)
+        let served = try shown(server, token: rw)
         let before = bytes("twin.magnets")
         let clash = magnets("sync", "twin.magnets", url, "--token", rw)
         #expect(clash.status == 1 && clash.stderr.contains("bob"), "\(clash.stderr)")
         #expect(bytes("twin.magnets") == before)
-        #expect(try shown(server, token: rw) == shown)
+        #expect(try shown(server, token: rw) == served)
 
         // Another board.
         must("init", "-b", "other.magnets", "--replica", "zed")
@@ -136,10 +136,10 @@ struct RemoteSyncTests: ScratchSuite {
         must("clone", url, "bob.magnets", "--replica", "bob", "--token", rw)
         must("pull", "B", "-b", "bob.magnets", "--to", "200,200")
         let before = bytes("bob.magnets")
-        let shown = try shown(server, token: rw)
+        let served = try shown(server, token: rw)
         let run = must("sync", "bob.magnets", url, "--token", rw, "--dry-run")
         #expect(run.stdout.hasPrefix("would give bob.magnets 0 ops and \(url) 1 op"), "\(run.stdout)")
         #expect(bytes("bob.magnets") == before)
-        #expect(try shown(server, token: rw) == shown)
+        #expect(try shown(server, token: rw) == served)
     }
 }

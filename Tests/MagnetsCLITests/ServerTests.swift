@@ -398,7 +398,9 @@ struct ServerTests: ScratchSuite {
             (#"{"kind": "return", "magnet": "Q", "author": "ann"}"#, "Q"),
             (#"{"kind": "move", "magnet": "A", "to": [1e300, 1], "author": "ann"}"#, "range"),
             (#"{"kind": "move", "magnet": "A", "to": [1, 1], "author": ""}"#, "author"),
-            (#"{"kind": "undo", "target": "server:1", "author": "ann"}"#, "undo"),
+            // The pull was moved since: its undo is rejected, naming the move in the way.
+            (#"{"kind": "undo", "target": "server:1", "author": "ann"}"#, "server:2"),
+            (#"{"kind": "undo", "target": "server:9", "author": "ann"}"#, "server:9"),
         ]
         for (body, word) in refusals {
             let reply = try server.post("/boards/fridge/commands", token: rw, json: body)
@@ -406,6 +408,22 @@ struct ServerTests: ScratchSuite {
             #expect(!reply.error.isEmpty && reply.error.contains(word), "\(body): \(reply.text)")
         }
         #expect(try opCount(server, rw) == count)
+        let badTarget = try server.post(
+            "/boards/fridge/commands", token: rw, json: #"{"kind": "undo", "target": "nope", "author": "ann"}"#)
+        #expect(badTarget.status == 400)
+
+        // The move taken back: the magnet is where the pull left it; a second undo of it is refused.
+        let undone = try server.post(
+            "/boards/fridge/commands", token: rw, json: #"{"kind": "undo", "target": "server:2", "author": "ann"}"#)
+        #expect(undone.status == 200, "\(undone.text)")
+        #expect(undone.object.keys.sorted() == ["events", "op"])
+        let shown = try server.get("/boards/fridge/show", token: rw).object["magnets"] as? [[String: Any]] ?? []
+        let placed = shown.first { $0["id"] as? String == magnet }
+        #expect(placed?["x"] as? Double == 200 && placed?["y"] as? Double == 200)
+        let again = try server.post(
+            "/boards/fridge/commands", token: rw, json: #"{"kind": "undo", "target": "server:2", "author": "ann"}"#)
+        #expect(again.status == 422, "\(again.text)")
+        #expect(try opCount(server, rw) == count + 1)
         #expect(magnets("check", "-b", "boards/fridge.magnets").status == 0)
     }
 

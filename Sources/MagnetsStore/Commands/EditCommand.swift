@@ -71,13 +71,16 @@ public enum EditCommand: Sendable, Equatable {
 public struct EditResult: Sendable {
     /// The op, what it did, and the board after it.
     public var recorded: Recorded
-    /// The magnet pulled, moved or returned.
-    public var magnet: MagnetID
+    /// The magnet pulled, moved or returned (nil for an undo).
+    public var magnet: MagnetID?
 
     /// What `pull --json` / `move --json` print (`{"op", "magnet", "x", "y", "zone", "events"}`),
-    /// or `return --json` (`{"op", "events"}`).
+    /// or `return --json` and the server's undo (`{"op", "events"}`, SPEC §7).
     public var json: JSONValue {
-        if case .returnMagnet = recorded.op.payload { return recorded.opJSON }
+        switch recorded.op.payload {
+        case .returnMagnet, .undo: return recorded.opJSON
+        default: break
+        }
         return recorded.magnetJSON(magnet)
     }
 }

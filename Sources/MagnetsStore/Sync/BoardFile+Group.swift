@@ -8,6 +8,8 @@ public enum BoardWrite: Sendable {
     case importOps(header: OpBundle.Header, ops: [MagnetsCore.Operation])
     /// A command recorded as `run` records it, by this file's replica.
     case command(EditCommand, author: String, time: Int64)
+    /// An undo of this op recorded as `recordUndo` records it, by this file's replica.
+    case undo(OpID, author: String, time: Int64)
 }
 
 /// What one `BoardWrite` did.
@@ -95,6 +97,14 @@ extension BoardFile {
             let version = try LogIndex.load(db, complete: false).version
             return BoardWritten(
                 imported: nil, edit: edit, clock: version, taken: [(recorded.op, recorded.outcome.events)])
+        case .undo(let target, let author, let time):
+            let recorded = try record(author: author, time: time, readsLog: true, db) { board, db, index in
+                try undoPayload(.op(target), board: board, db, index: index)
+            }
+            let version = try LogIndex.load(db, complete: false).version
+            return BoardWritten(
+                imported: nil, edit: EditResult(recorded: recorded, magnet: nil), clock: version,
+                taken: [(recorded.op, recorded.outcome.events)])
         }
     }
 
