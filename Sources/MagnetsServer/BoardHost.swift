@@ -60,7 +60,7 @@ final class BoardHost: Sendable {
             return state.writes
         }
         guard !batch.isEmpty else { return }
-        let results = file.write(group: batch.map(\.0))
+        let results = file.write(group: batch.map(\.0), events: events.hasListeners)
         for ((_, continuation), result) in zip(batch, results) {
             if case .success(let written) = result { events.publish(written.taken) }
             continuation.resume(returning: result)

@@ -27,6 +27,9 @@ final class EventHub: Sendable {
         listeners.withLock { $0.removeValue(forKey: id) }?.finish()
     }
 
+    /// Whether any stream listens now (a listener that joins later gets only later ops).
+    var hasListeners: Bool { listeners.withLock { !$0.isEmpty } }
+
     /// Sends each op's history entry to every listener.
     func publish(_ taken: [(op: MagnetsCore.Operation, events: [Event])]) {
         guard !taken.isEmpty, listeners.withLock({ !$0.isEmpty }) else { return }

@@ -16,8 +16,8 @@ enum ServerBenchmark {
             .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        try syncAgainstFiles(m: m, scratch: scratch)
-        try concurrentClients(clients: clients, perClient: perClient, scratch: scratch)
+        if m > 0 { try syncAgainstFiles(m: m, scratch: scratch) }
+        if clients > 0 { try concurrentClients(clients: clients, perClient: perClient, scratch: scratch) }
     }
 
     // MARK: - (a) file ↔ server against file ↔ file

@@ -20,6 +20,8 @@ do {
         try SyncAgainstBenchmark.run(other: other, sizes: sizes.isEmpty ? [50_000, 200_000] : sizes)
     case "history": try HistoryBenchmark.run()
     case "server": try ServerBenchmark.run()
+    case "server-load": try ServerBenchmark.run(m: 0)
+    case "server-sync": try ServerBenchmark.run(m: 50_000, clients: 0)
     case "ceiling-server": try ServerBenchmark.ceilingServer()  // started by `server`
     case "words": WordsBenchmark.run()
     // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).

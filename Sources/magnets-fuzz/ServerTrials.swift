@@ -38,14 +38,32 @@ func magnets(_ arguments: [String], in folder: String) -> Ran {
     do { try process.run() } catch { fatalError("cannot start \(magnetsBinary): \(error)") }
     // Read both to their ends before waiting: a full pipe would stall the child.
     let errors = Mutex(Data())
-    let reader = Thread { errors.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
+    let errorDescriptor = err.fileHandleForReading.fileDescriptor
+    let reader = Thread { errors.withLock { $0 = readToEnd(errorDescriptor) } }
     reader.start()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
+    let output = readToEnd(out.fileHandleForReading.fileDescriptor)
     process.waitUntilExit()
     while reader.isExecuting || !reader.isFinished { usleep(1000) }
     return Ran(
         status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
         errors: errors.withLock { String(decoding: $0, as: UTF8.self) })
+}
+
+/// Everything a pipe gives until its writers close it. (Foundation's `readDataToEndOfFile`
+/// traps when a signal interrupts its read, and these trials kill processes all the time.)
+func readToEnd(_ descriptor: Int32) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = read(descriptor, &buffer, buffer.count)
+        if n > 0 {
+            data.append(contentsOf: buffer[0..<n])
+        } else if n < 0 && errno == EINTR {
+            continue
+        } else {
+            return data
+        }
+    }
 }
 
 /// Runs `magnets` and fails the trial unless it succeeds.
@@ -83,17 +101,22 @@ final class ServerProcess: Sendable {
             process.standardError = FileHandle(forWritingAtPath: "/dev/null")
             do { try process.run() } catch { fail("cannot start the server: \(error)") }
             var seen = Data()
-            while let chunk = try? out.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty {
-                seen += chunk
-                if chunk == Data("\n".utf8) { break }
+            var byte: UInt8 = 0
+            let descriptor = out.fileHandleForReading.fileDescriptor
+            while true {
+                let n = read(descriptor, &byte, 1)
+                if n < 0 && errno == EINTR { continue }
+                guard n == 1 else { break }
+                seen.append(byte)
+                if byte == UInt8(ascii: "\n") { break }
             }
             let line = String(decoding: seen, as: UTF8.self)
             if let range = line.range(of: "http://127.0.0.1:"),
                 let got = Int(line[range.upperBound...].prefix { $0.isNumber })
             {
                 // Keep reading its output so a full pipe never stalls it.
-                let handle = out.fileHandleForReading
-                Thread { _ = handle.readDataToEndOfFile() }.start()
+                let handle = out.fileHandleForReading  // kept open by the reader
+                Thread { _ = readToEnd(handle.fileDescriptor) }.start()
                 state.withLock { $0 = (process, got) }
                 return
             }

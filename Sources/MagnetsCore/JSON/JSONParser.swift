@@ -140,14 +140,15 @@ public struct JSONParser {
 
     mutating func string() throws(Failure) -> String {
         i += 1  // opening quote
-        var scalars = String.UnicodeScalarView()
+        // Runs without escapes are copied whole (validated as UTF-8); escapes add one scalar.
+        var text = ""
         var runStart = i
         func flush(_ until: Int) throws(Failure) {
             guard until > runStart else { return }
             guard let chunk = String(validating: bytes[runStart..<until], as: UTF8.self) else {
                 throw fail("invalid UTF-8")
             }
-            scalars.append(contentsOf: chunk.unicodeScalars)
+            text += chunk
         }
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }
@@ -155,7 +156,7 @@ public struct JSONParser {
             if b == UInt8(ascii: "\"") {
                 try flush(i)
                 i += 1
-                return String(scalars)
+                return text
             }
             if b < 0x20 { throw fail("control character in a string") }
             if b == UInt8(ascii: "\\") {
@@ -165,14 +166,14 @@ public struct JSONParser {
                 let e = bytes[i]
                 i += 1
                 switch e {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "\""): text.unicodeScalars.append("\"")
+                case UInt8(ascii: "\\"): text.unicodeScalars.append("\\")
+                case UInt8(ascii: "/"): text.unicodeScalars.append("/")
+                case UInt8(ascii: "b"): text.unicodeScalars.append("\u{08}")
+                case UInt8(ascii: "f"): text.unicodeScalars.append("\u{0C}")
+                case UInt8(ascii: "n"): text.unicodeScalars.append("\n")
+                case UInt8(ascii: "r"): text.unicodeScalars.append("\r")
+                case UInt8(ascii: "t"): text.unicodeScalars.append("\t")
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800...0xDBFF).contains(code) {
@@ -186,7 +187,7 @@ public struct JSONParser {
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw fail("lone surrogate") }
-                    scalars.append(scalar)
+                    text.unicodeScalars.append(scalar)
                 default:
                     throw fail("bad escape")
                 }

@@ -20,7 +20,8 @@ public struct BoardWritten: Sendable {
     public var edit: EditResult?
     /// The file's version vector right after this write.
     public var clock: VectorClock
-    /// The ops the write added, in replay order, each with its events as they were when taken.
+    /// The ops the write added, in replay order, each with its events as they were when taken
+    /// (an import's only when asked for: reading them back costs as much as a history of them).
     public var taken: [(op: MagnetsCore.Operation, events: [Event])]
 }
 
@@ -35,11 +36,12 @@ extension BoardFile {
 
     /// Applies several writes in one transaction (one commit, so one sync to disk for all), each
     /// in its own savepoint: each is all or nothing on its own, as if it had come alone, and sees
-    /// what the ones before it wrote. Returns one result per write, in order; when the commit
-    /// itself fails, every write fails with its error and nothing is written.
+    /// what the ones before it wrote; `events` asks for each write's `taken`. Returns one result
+    /// per write, in order; when the commit itself fails, every write fails with its error and
+    /// nothing is written.
     ///
     /// - Complexity: the sum of the writes' own costs.
-    public func write(group writes: [BoardWrite]) -> [Result<BoardWritten, any Error>] {
+    public func write(group writes: [BoardWrite], events: Bool = true) -> [Result<BoardWritten, any Error>] {
         var results: [Result<BoardWritten, any Error>] = []
         do {
             try write { db in
@@ -48,7 +50,7 @@ extension BoardFile {
                         var written: BoardWritten?
                         try mapErrors {
                             try db.inSavepoint {
-                                written = try apply(item, db)
+                                written = try apply(item, events: events, db)
                                 return .commit
                             }
                         }
@@ -67,25 +69,24 @@ extension BoardFile {
         }
     }
 
-    private func apply(_ item: BoardWrite, _ db: Database) throws -> BoardWritten {
+    private func apply(_ item: BoardWrite, events: Bool, _ db: Database) throws -> BoardWritten {
         switch item {
         case .importOps(let header, let ops):
             // As `importOps` does through a sync session (`FileSession.admit`, `take`).
             guard header.board == boardID else {
                 throw StoreError.badBundle("it belongs to another board (\(header.board)), not this one (\(boardID))")
             }
+            var index = try LogIndex.load(db)
             let fresh: [MagnetsCore.Operation]
             do {
-                fresh = try Admission.admit(ops, db, index: try LogIndex.load(db))
+                fresh = try Admission.admit(ops, db, index: index)
             } catch StoreError.invalidOp(let why) {
                 throw StoreError.badBundle(why)
             }
-            var index = try LogIndex.load(db)
             try Integration.write(fresh, interval: checkpointInterval, db, index: &index)
-            let version = try LogIndex.load(db, complete: false).version
             return BoardWritten(
                 imported: ImportReport(added: fresh.count, skipped: ops.count - fresh.count), edit: nil,
-                clock: version, taken: try taken(fresh, db))
+                clock: index.version, taken: events ? try taken(fresh, db, index: index) : [])
         case .command(let command, let author, let time):
             var magnet: MagnetID?
             let recorded = try record(author: author, time: time, db) { board in
@@ -112,11 +113,10 @@ extension BoardFile {
     ///
     /// - Complexity: O(ops from the earliest of them to the end of the replay order).
     private func taken(
-        _ fresh: [MagnetsCore.Operation], _ db: Database
+        _ fresh: [MagnetsCore.Operation], _ db: Database, index: LogIndex
     ) throws -> [(op: MagnetsCore.Operation, events: [Event])] {
         guard let first = fresh.first else { return [] }
         let wanted = Set(fresh.map(\.id))
-        let index = try LogIndex.load(db)
         var found: [(op: MagnetsCore.Operation, events: [Event])] = []
         found.reserveCapacity(fresh.count)
         // Every op from the first new one's Lamport number on (a few before it, filtered out).

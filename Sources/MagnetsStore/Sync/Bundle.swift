@@ -174,7 +174,8 @@ public enum OpBundle {
         guard let text = String(data: data, encoding: .utf8) else {
             throw StoreError.badBundle("\(path) is not UTF-8 text")
         }
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // Split by bytes: a line break is one byte in UTF-8, and no character holds it.
+        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Substring.init)
         guard let first = lines.first, !first.isEmpty else { throw StoreError.badBundle("\(path) is empty") }
         if lines.last == "" {
             lines.removeLast()

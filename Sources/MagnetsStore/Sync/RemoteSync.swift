@@ -83,23 +83,10 @@ extension BoardFile {
         let intoRemote = try file.ops(notCoveredBy: remoteClock, lamports: lamports)
         let clock = local.clock.merged(with: remoteClock)
 
-        // What the file will write, worked out before the server is sent anything.
-        var replayed: (Replay, (count: Int, listed: [Conflict]))?
-        if !intoFile.isEmpty, !intoRemote.isEmpty {
-            let shared = bundle.ops.filter { local.clock.covers($0.id) }
-            let earliest = min(OrderKey(intoFile[0]), OrderKey(intoRemote[0]))
-            let part = try file.sharedPart(
-                before: earliest, heldBy: remoteClock, lamportBound: shared.map(\.lamport).max() ?? 0)
-            replayed = replayWindow(part, intoA: intoFile, intoB: intoRemote, interval: file.checkpointInterval)
-        }
-        let report = SyncReport(
-            intoA: intoFile.count, intoB: intoRemote.count, conflictCount: replayed?.1.count ?? 0,
-            conflicts: replayed?.1.listed ?? [], clock: clock, dryRun: dryRun)
-        if dryRun { return report }
-
-        if !intoRemote.isEmpty {
-            // The server compares the last op of each replica it holds that the file holds more
-            // of, as the file compared the others above.
+        // What the server lacks, with the last op of each replica it holds fewer of than the file:
+        // the server compares that one with its own, as the file compared the others above.
+        var sending: Data?
+        if !dryRun, !intoRemote.isEmpty {
             let probes = try file.ops(
                 withIDs: remoteClock.replicas.compactMap { name in
                     let held = remoteClock[name]
@@ -107,14 +94,35 @@ extension BoardFile {
                 }
             ).compactMap { $0 }
             let sent = (probes + intoRemote).sorted(by: Operation.replaysBefore)
-            try remote.send(OpBundle.encode(board: local.boardID, clock: local.clock, since: remoteClock, ops: sent))
+            sending = OpBundle.encode(board: local.boardID, clock: local.clock, since: remoteClock, ops: sent)
         }
-        if let (replay, _) = replayed {
-            try file.insert(intoFile)
-            try file.apply(replay)
-        } else if !intoFile.isEmpty {
-            try file.take(intoFile)
-        }
+        let outgoing = sending
+        // The server takes its part while the file works out and writes its own (the two run side
+        // by side, as the two files of a file-to-file sync do); the file commits only after the
+        // server's answer, so a refusal there leaves the file as it was.
+        let (_, conflicts) = try Parallel.both(
+            { if let outgoing { try remote.send(outgoing) } },
+            { () throws -> (count: Int, listed: [Conflict]) in
+                if !intoFile.isEmpty, !intoRemote.isEmpty {
+                    // Both receive: the changed window is replayed once, with the conflicts.
+                    let shared = bundle.ops.filter { local.clock.covers($0.id) }
+                    let earliest = min(OrderKey(intoFile[0]), OrderKey(intoRemote[0]))
+                    let part = try file.sharedPart(
+                        before: earliest, heldBy: remoteClock, lamportBound: shared.map(\.lamport).max() ?? 0)
+                    let (replay, conflicts) = replayWindow(
+                        part, intoA: intoFile, intoB: intoRemote, interval: file.checkpointInterval)
+                    if !dryRun {
+                        try file.insert(intoFile)
+                        try file.apply(replay)
+                    }
+                    return conflicts
+                }
+                if !intoFile.isEmpty, !dryRun { try file.take(intoFile) }
+                return (0, [])
+            })
+        let report = SyncReport(
+            intoA: intoFile.count, intoB: intoRemote.count, conflictCount: conflicts.count,
+            conflicts: conflicts.listed, clock: clock, dryRun: dryRun)
         return report
     }
 }
