@@ -16,8 +16,9 @@ public struct Board: Hashable, Codable, Sendable {
     public internal(set) var topZ: Int = 0
     /// For each subject ever changed, the last change and what it found: what an undo restores
     /// (SPEC §9; see `Board+Undo.swift`). One entry per magnet ever pulled, tile, zone or
-    /// boundary name and the board: it grows with the board, never with the log.
-    public internal(set) var changes: [Subject: Change] = [:]
+    /// boundary name and the board: it grows with the board, never with the log. Copies of the
+    /// board (checkpoints) share the entries neither has changed since.
+    public internal(set) var changes: SharedMap<Subject, Change> = [:]
 
     var tileIndex: [TileKey: Int] = [:]
 
@@ -61,7 +62,7 @@ extension Board {
     /// the magnets' zones.
     public init(
         name: String, size: Size, magnets: [Magnet], zones: [Zone], boundaries: [Boundary],
-        tray: [Tile], topZ: Int, changes: [Subject: Change] = [:], exists: Bool = true
+        tray: [Tile], topZ: Int, changes: SharedMap<Subject, Change> = [:], exists: Bool = true
     ) {
         self.exists = exists
         self.name = name

@@ -18,7 +18,7 @@ enum BoardState {
         let zones = try ZoneRecord.order(ZoneRecord.Columns.position).fetchAll(db).map { try $0.zone() }
         let boundaries = try BoundaryRecord.order(BoundaryRecord.Columns.position).fetchAll(db).map(\.boundary)
         let tray = try TileRecord.order(TileRecord.Columns.position).fetchAll(db).map(\.tile)
-        var changes: [Subject: Change] = [:]
+        var changes: SharedMap<Subject, Change> = [:]
         let changeRows = try ChangeRecord.fetchCursor(db)
         while let record = try changeRows.next() {
             guard let subject = ChangeCoding.subject(record.subject),
@@ -111,12 +111,14 @@ enum BoardState {
         for (i, tile) in new.tray.enumerated() where old.map({ i >= $0.tray.count || $0.tray[i] != tile }) ?? true {
             try TileRecord(position: i, tile: tile).insert(db, onConflict: .replace)
         }
-        for (subject, change) in new.changes where old?.changes[subject] != change {
-            try ChangeRecord(subject: subject, change: change).insert(db, onConflict: .replace)
-        }
-        // (A replay that places an op differently can leave a subject unchanged after all.)
-        for subject in old?.changes.keys ?? [:].keys where new.changes[subject] == nil {
-            _ = try ChangeRecord.deleteOne(db, key: subject.description)
+        // Only the entries that differ are visited: those `old` shares with `new` are skipped.
+        try new.changes.forEachDifference(from: old?.changes ?? [:]) { subject, _, change in
+            if let change {
+                try ChangeRecord(subject: subject, change: change).insert(db, onConflict: .replace)
+            } else {
+                // (A replay that places an op differently can leave a subject unchanged after all.)
+                _ = try ChangeRecord.deleteOne(db, key: subject.description)
+            }
         }
     }
 }
@@ -190,7 +192,7 @@ enum BoardSnapshot {
             else { return nil }
             tray.append(Tile(letter: letter, color: color, size: Size(width: w, height: h), remaining: r.intValue))
         }
-        var changes: [Subject: Change] = [:]
+        var changes: SharedMap<Subject, Change> = [:]
         // (A snapshot without changes is from before they were derived: unreadable, so replayed.)
         guard let changeItems = json["changes"]?.arrayValue else { return nil }
         for item in changeItems {
