@@ -1,9 +1,11 @@
 import Foundation
-@testable import MagnetsCore
 import Testing
 
-/// `SharedMap` (what `Board.changes` is): it behaves as a `Dictionary`, and its copies share the
-/// nodes neither has changed.
+@testable import MagnetsCore
+
+/// `SharedMap` (where `Board.changes` keeps the magnets off the board): it behaves as a
+/// `Dictionary`, and its copies share the nodes neither has changed. And `BoardChanges`: a
+/// magnet's change moves between its two parts as the magnet leaves and comes back.
 @Suite("SharedMap")
 struct SharedMapTests {
     /// A key whose hash is chosen: keys of one `bucket` collide in every bit.
@@ -53,7 +55,9 @@ struct SharedMapTests {
         map[Colliding(bucket: 1, id: 3)] = nil
         map[Colliding(bucket: 1, id: 1)] = 99
         #expect(map.count == 14 && map[Colliding(bucket: 1, id: 3)] == nil && map[Colliding(bucket: 1, id: 1)] == 99)
-        #expect(before.count == 15 && before[Colliding(bucket: 1, id: 3)] == 13 && before[Colliding(bucket: 1, id: 1)] == 11)
+        #expect(
+            before.count == 15 && before[Colliding(bucket: 1, id: 3)] == 13 && before[Colliding(bucket: 1, id: 1)] == 11
+        )
         var changed: [Colliding] = []
         map.forEachDifference(from: before) { key, _, _ in changed.append(key) }
         #expect(Set(changed) == [Colliding(bucket: 1, id: 3), Colliding(bucket: 1, id: 1)])
@@ -93,5 +97,34 @@ struct SharedMapTests {
         #expect(a != b)
         let data = try JSONEncoder().encode(a)
         #expect(try JSONDecoder().decode(SharedMap<Subject, Int>.self, from: data) == a)
+    }
+
+    @Test("a returned magnet's change is kept off the board, read the same, and comes back with an undo")
+    func offTheBoard() {
+        var s = Scene()
+        var ids: [MagnetID] = []
+        for i in 0..<40 { ids.append(s.magnet(at: P(Double(100 + i * 10), 300))) }
+        for id in ids.dropLast() { s.apply(.returnMagnet(id)) }
+        let returned = ids[0]
+        #expect(s.board.changes.offBoard.count == 39 && s.board.changes.live[.magnet(returned)] == nil)
+        #expect(s.board.changes[.magnet(returned)]?.op.id == OpID(replica: "t", seq: s.seq - 38))
+        #expect(s.board.changes.count == s.board.changes.map(\.key).count)
+        let checkpoint = s.board
+        s.undo(s.seq)  // the last return: that magnet comes back
+        let back = ids[38]
+        #expect(s.board.magnets[back] != nil && s.board.changes.offBoard[back] == nil)
+        #expect(s.board.changes[.magnet(back)]?.undoing == OpID(replica: "t", seq: s.seq - 1))
+        // The copy kept what it held; the two differ in that magnet and in its tile (which notes
+        // the undo as the op that last took from it), the trie's shared nodes skipped.
+        #expect(checkpoint.changes.offBoard.count == 39 && checkpoint.changes[.magnet(back)] != nil)
+        var differing: [Subject] = []
+        s.board.changes.forEachDifference(from: checkpoint.changes) { subject, _ in differing.append(subject) }
+        #expect(Set(differing) == [.magnet(back), .tile(TileKey(letter: "A", color: "red"))])
+        // A board rebuilt from its parts (as a file stores them) holds its changes alike.
+        let rebuilt = Board(
+            name: s.board.name, size: s.board.size, magnets: Array(s.board.magnets.values), zones: s.board.zones,
+            boundaries: s.board.boundaries, tray: s.board.tray, topZ: s.board.topZ,
+            changes: Dictionary(uniqueKeysWithValues: s.board.changes.map { ($0.key, $0.value) }))
+        #expect(rebuilt == s.board && rebuilt.changes.offBoard.count == 38)
     }
 }

@@ -146,7 +146,9 @@ extension SharedMap.Node {
     /// `true` when both nodes are one node, shared (then they hold the same entries).
     func isShared(with other: SharedMap.Node) -> Bool {
         dataMap == other.dataMap && nodeMap == other.nodeMap
-            && entries.withUnsafeBufferPointer { a in other.entries.withUnsafeBufferPointer { a.baseAddress == $0.baseAddress } }
+            && entries.withUnsafeBufferPointer { a in
+                other.entries.withUnsafeBufferPointer { a.baseAddress == $0.baseAddress }
+            }
             && children.withUnsafeBufferPointer { a in
                 other.children.withUnsafeBufferPointer { a.baseAddress == $0.baseAddress }
             }

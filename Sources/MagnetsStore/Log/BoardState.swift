@@ -18,7 +18,7 @@ enum BoardState {
         let zones = try ZoneRecord.order(ZoneRecord.Columns.position).fetchAll(db).map { try $0.zone() }
         let boundaries = try BoundaryRecord.order(BoundaryRecord.Columns.position).fetchAll(db).map(\.boundary)
         let tray = try TileRecord.order(TileRecord.Columns.position).fetchAll(db).map(\.tile)
-        var changes: SharedMap<Subject, Change> = [:]
+        var changes: [Subject: Change] = [:]
         let changeRows = try ChangeRecord.fetchCursor(db)
         while let record = try changeRows.next() {
             guard let subject = ChangeCoding.subject(record.subject),
@@ -112,7 +112,7 @@ enum BoardState {
             try TileRecord(position: i, tile: tile).insert(db, onConflict: .replace)
         }
         // Only the entries that differ are visited: those `old` shares with `new` are skipped.
-        try new.changes.forEachDifference(from: old?.changes ?? [:]) { subject, _, change in
+        try new.changes.forEachDifference(from: old?.changes ?? BoardChanges()) { subject, change in
             if let change {
                 try ChangeRecord(subject: subject, change: change).insert(db, onConflict: .replace)
             } else {
@@ -192,7 +192,7 @@ enum BoardSnapshot {
             else { return nil }
             tray.append(Tile(letter: letter, color: color, size: Size(width: w, height: h), remaining: r.intValue))
         }
-        var changes: SharedMap<Subject, Change> = [:]
+        var changes: [Subject: Change] = [:]
         // (A snapshot without changes is from before they were derived: unreadable, so replayed.)
         guard let changeItems = json["changes"]?.arrayValue else { return nil }
         for item in changeItems {
