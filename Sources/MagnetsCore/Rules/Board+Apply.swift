@@ -166,6 +166,7 @@ extension Board {
         }
         if let remaining = tile.remaining { tray[tileAt].remaining = remaining - 1 }
         changes[.tile(key)]?.taken = stamp
+        changes.bringBack(id)  // (only an op applied twice finds one: the second pull's change replaces it)
         changes[.magnet(id)] = Change(op: stamp, found: .magnet(nil))
         topZ += 1
         var magnet = Magnet(id: id, letter: key.letter, color: key.color, size: tile.size, center: start, z: topZ)

@@ -120,6 +120,7 @@ extension Board {
             guard zones[index].isAvailable(for: found.color) else { return .rejected(.parentFull(zone: zone)) }
             parent = index
         }
+        if current == nil { changes.bringBack(id) }
         changes[.magnet(id)] = Change(op: stamp, undoing: target, found: .magnet(current))
         var events: [Event] = [.undone(target: target)]
         var magnet = current ?? found
@@ -175,9 +176,11 @@ extension Board {
         ])
     }
 
-    /// Takes a magnet off the board and puts it back on its tile (+1; an unlimited tile stays so).
+    /// Takes a magnet off the board and puts it back on its tile (+1; an unlimited tile stays so);
+    /// its last change (already written) joins those of the magnets off the board.
     mutating func returnToTray(_ id: MagnetID) {
         guard var magnet = magnets.removeValue(forKey: id) else { return }
+        changes.takeOff(id)
         release(&magnet)
         if let index = tileIndex[TileKey(letter: magnet.letter, color: magnet.color)],
             let remaining = tray[index].remaining

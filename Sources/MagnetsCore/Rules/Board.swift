@@ -16,8 +16,9 @@ public struct Board: Hashable, Codable, Sendable {
     public internal(set) var topZ: Int = 0
     /// For each subject ever changed, the last change and what it found: what an undo restores
     /// (SPEC §9; see `Board+Undo.swift`). One entry per magnet ever pulled, tile, zone or
-    /// boundary name and the board: it grows with the board, never with the log.
-    public internal(set) var changes: [Subject: Change] = [:]
+    /// boundary name and the board; and one per magnet ever returned, which copies of the board
+    /// (checkpoints) share (see ``BoardChanges``).
+    public internal(set) var changes = BoardChanges()
 
     var tileIndex: [TileKey: Int] = [:]
 
@@ -70,7 +71,8 @@ extension Board {
         self.boundaries = boundaries
         self.tray = tray
         self.topZ = topZ
-        self.changes = changes
+        let onBoard = self.magnets
+        self.changes = BoardChanges(changes, onBoard: { onBoard[$0] != nil })
         var counts: [String: Int] = [:]
         for m in magnets { if let z = m.zone { counts[z, default: 0] += 1 } }
         self.zones = zones.map { zone in

@@ -111,12 +111,14 @@ enum BoardState {
         for (i, tile) in new.tray.enumerated() where old.map({ i >= $0.tray.count || $0.tray[i] != tile }) ?? true {
             try TileRecord(position: i, tile: tile).insert(db, onConflict: .replace)
         }
-        for (subject, change) in new.changes where old?.changes[subject] != change {
-            try ChangeRecord(subject: subject, change: change).insert(db, onConflict: .replace)
-        }
-        // (A replay that places an op differently can leave a subject unchanged after all.)
-        for subject in old?.changes.keys ?? [:].keys where new.changes[subject] == nil {
-            _ = try ChangeRecord.deleteOne(db, key: subject.description)
+        // Only the entries that differ are visited: those `old` shares with `new` are skipped.
+        try new.changes.forEachDifference(from: old?.changes ?? BoardChanges()) { subject, change in
+            if let change {
+                try ChangeRecord(subject: subject, change: change).insert(db, onConflict: .replace)
+            } else {
+                // (A replay that places an op differently can leave a subject unchanged after all.)
+                _ = try ChangeRecord.deleteOne(db, key: subject.description)
+            }
         }
     }
 }
