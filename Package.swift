@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // Boards in PostgreSQL (`magnets serve --postgres URL`): several servers on one database.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The rules: no dependencies at all, so an app can embed the very rules the CLI uses.
@@ -62,11 +64,25 @@ let package = Package(
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
 
+        // Boards, ops and tokens in PostgreSQL, each process keeping a board file as a cache (SPEC §7).
+        .target(
+            name: "MagnetsPostgres",
+            dependencies: [
+                "MagnetsStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            plugins: ["EmbedMigrations"]
+        ),
+
         // The server of SPEC §7: board files in a folder, tokens, the HTTP API.
         .target(
             name: "MagnetsServer",
             dependencies: [
-                "MagnetsStore",
+                "MagnetsStore", "MagnetsPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -86,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "magnets",
             dependencies: [
-                "MagnetsStore", "MagnetsRender", "MagnetsRemote", "MagnetsServer",
+                "MagnetsStore", "MagnetsRender", "MagnetsRemote", "MagnetsServer", "MagnetsPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Release builds on Linux carry the Swift runtime and Foundation inside the binary

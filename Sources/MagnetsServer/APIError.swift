@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MagnetsCore
+import MagnetsPostgres
 import MagnetsStore
 
 /// An error answer: its status and `{"error": "one sentence"}` (SPEC §7).
@@ -22,6 +23,11 @@ struct APIError: HTTPResponseError {
     /// (400, 409, 422 as `refusal` says for a refused command) or the server's (500).
     static func from(_ error: any Error, refusal: HTTPResponse.Status = .badRequest) -> APIError {
         if let error = error as? APIError { return error }
+        if let error = error as? PostgresStoreError {
+            let sentence = error.errorDescription ?? "\(error)"
+            if case .unavailable = error { return APIError(.serviceUnavailable, sentence) }
+            return APIError(.internalServerError, sentence)
+        }
         guard let error = error as? StoreError else {
             return APIError(.internalServerError, "the server failed: \(error.localizedDescription)")
         }

@@ -20,20 +20,23 @@ enum Blocking {
 /// `/events` only also from `?token=`; it is never logged.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = BoardRequestContext
-    let boards: BoardDirectory
-    /// nil with `--open`.
-    let tokens: TokenStore?
+    let boards: any BoardStore
+    /// Serve without tokens (`--open`).
+    let open: Bool
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
         let name = context.parameters.get("name") ?? ""
-        if let tokens {
+        let boards = self.boards
+        if !open {
             guard let token = Self.token(of: request) else {
                 throw APIError(.unauthorized, "this board needs a token: send 'Authorization: Bearer TOKEN'")
             }
-            guard let grant = try await Blocking.run({ try tokens.grant(for: token) }) else {
+            let grant: TokenStore.Grant?
+            do { grant = try await boards.grant(for: token) } catch { throw APIError.from(error) }
+            guard let grant else {
                 throw APIError(.unauthorized, "the token is unknown or revoked")
             }
             guard grant.board == name else { throw APIError(.forbidden, "the token is not for this board") }
@@ -44,8 +47,9 @@ struct AuthMiddleware: RouterMiddleware {
         } else {
             context.access = .write
         }
-        let boards = self.boards
-        guard let host = try await Blocking.run({ try boards.host(name) }) else {
+        let found: (any HostedBoard)?
+        do { found = try await boards.host(name) } catch { throw APIError.from(error) }
+        guard let host = found else {
             throw APIError(.notFound, "no board '\(name)' on this server")
         }
         context.board = host

@@ -69,12 +69,24 @@ final class BoardHost: Sendable {
 }
 
 /// The boards of the server's folder: `NAME.magnets`, opened when first asked for and kept open.
-final class BoardDirectory: Sendable {
+final class BoardDirectory: BoardStore {
     let directory: String
+    /// nil with `--open`.
+    let tokens: TokenStore?
     private let hosts = Mutex<[String: BoardHost]>([:])
 
-    init(directory: String) {
+    init(directory: String, tokens: TokenStore?) {
         self.directory = directory
+        self.tokens = tokens
+    }
+
+    func host(_ name: String) async throws -> (any HostedBoard)? {
+        try await Blocking.run { try self.host(name) }
+    }
+
+    func grant(for token: String) async throws -> TokenStore.Grant? {
+        guard let tokens else { return nil }
+        return try await Blocking.run { try tokens.grant(for: token) }
     }
 
     /// `[a-z0-9][a-z0-9_-]{0,63}` (SPEC §7).

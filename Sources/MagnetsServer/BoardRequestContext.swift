@@ -6,7 +6,7 @@ import Logging
 struct BoardRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The board named in the path (set by `AuthMiddleware` before any `/boards/…` route runs).
-    var board: BoardHost?
+    var board: (any HostedBoard)?
     /// May the request write?
     var access: Access = .read
 
@@ -17,7 +17,7 @@ struct BoardRequestContext: RequestContext {
     }
 
     /// The board `AuthMiddleware` found.
-    func requireBoard() throws -> BoardHost {
+    func requireBoard() throws -> any HostedBoard {
         guard let board else { throw APIError(.notFound, "no such board") }
         return board
     }

@@ -15,7 +15,7 @@ struct BoardRoutes {
     func info(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
         let board = try context.requireBoard()
         let current = try await board.read { try $0.current() }
-        let id = board.file.boardID
+        let id = board.boardID
         return JSONAnswer.response(
             .object([
                 ("id", .string(id)), ("name", .string(board.name)),

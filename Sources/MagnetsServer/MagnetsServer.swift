@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import MagnetsPostgres
 import NIOCore
 import ServiceLifecycle
 
@@ -16,8 +17,13 @@ public struct BoardServer: Sendable {
     public var open: Bool
     /// Body size and time limits.
     public var limits: ServerLimits
+    /// Boards, ops and tokens in this PostgreSQL database instead of `directory` (`--postgres`).
+    public var postgres: PostgresAddress?
 
-    public init(directory: String, host: String, port: Int, open: Bool, limits: ServerLimits) {
+    public init(
+        directory: String, host: String, port: Int, open: Bool, limits: ServerLimits, postgres: PostgresAddress? = nil
+    ) {
+        self.postgres = postgres
         self.directory = directory
         self.host = host
         self.port = port
@@ -29,12 +35,29 @@ public struct BoardServer: Sendable {
     /// streams end. `onListening` is told the address it listens on (the real port when
     /// `port` is 0).
     public func run(logger: Logger, onListening: @escaping @Sendable (String, Int) -> Void) async throws {
-        let tokens = open ? nil : try TokenStore(directory: directory)
-        let boards = BoardDirectory(directory: directory)
+        let boards: any BoardStore
+        var before: [any Service] = []
+        var after: [any Service] = []
+        if let postgres {
+            // The schema first (a pool of its own, which runs once): a database that is not
+            // there stops the server before it listens, with the one line that says so.
+            try await BoardDatabase.using(postgres) { _ in }
+            // The pool's own events at `warning` and above: a database that is down shows in
+            // the requests' 503s, not in a line per connection attempt.
+            var poolLogger = logger
+            poolLogger.logLevel = .warning
+            let database = BoardDatabase(address: postgres, logger: poolLogger)
+            let store = try PostgresBoardStore(database: database, open: open)
+            boards = store
+            before = [database.service]
+            after = [NotificationService(store: store, logger: logger)]
+        } else {
+            boards = BoardDirectory(directory: directory, tokens: open ? nil : try TokenStore(directory: directory))
+        }
         let router = Router(context: BoardRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: PageMiddleware())
-        let group = router.group("boards/:name").add(middleware: AuthMiddleware(boards: boards, tokens: tokens))
+        let group = router.group("boards/:name").add(middleware: AuthMiddleware(boards: boards, open: open))
         BoardRoutes().addRoutes(to: group)
         OpsRoutes(limits: limits).addRoutes(to: group)
         EventsRoutes().addRoutes(to: group)
@@ -56,7 +79,7 @@ public struct BoardServer: Sendable {
         // does not wait on them; then the server finishes the requests in flight.
         let services = ServiceGroup(
             configuration: .init(
-                services: [app, events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: before + [app] + after + [events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         defer { boards.closeAll() }
         do {
             try await services.run()
@@ -82,7 +105,7 @@ public enum ServeError: LocalizedError, Equatable {
 /// Keeps quiet event streams alive with a comment now and then (a listener that went away is
 /// found when the write fails), and ends every stream when the server is told to stop.
 struct EventStreamsService: Service {
-    let boards: BoardDirectory
+    let boards: any BoardStore
     static let keepAlive: Duration = .seconds(15)
 
     func run() async throws {

@@ -64,9 +64,7 @@ public final class TokenStore: Sendable {
 
     /// Makes a new token for `board` and returns it: shown this once, only its hash is kept.
     public func add(board: String, readOnly: Bool, label: String) throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let secret = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }
-        let token = Self.scheme + secret.joined()
+        let token = Self.newToken()
         try db.write { db in
             try db.execute(
                 sql: "INSERT INTO token (prefix, hash, board, read_only, label, created) VALUES (?, ?, ?, ?, ?, ?)",
@@ -111,20 +109,32 @@ public final class TokenStore: Sendable {
     /// shares its prefix are compared with its hash in constant time (every byte, every
     /// candidate), so the answer's timing tells nothing of the secret part.
     public func grant(for token: String) throws -> Grant? {
-        guard token.hasPrefix(Self.scheme), token.count > Self.prefixLength, token.utf8.count <= 256 else {
-            return nil
-        }
-        let wanted = Self.hash(token)
+        guard let prefix = Self.lookupPrefix(token) else { return nil }
         let rows = try db.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT hash, board, read_only FROM token WHERE prefix = ?",
-                arguments: [String(token.prefix(Self.prefixLength))])
+            try Row.fetchAll(db, sql: "SELECT hash, board, read_only FROM token WHERE prefix = ?", arguments: [prefix])
         }
+        return Self.match(token, rows.map { row in (Array(row[0] as Data), Grant(board: row[1], readOnly: row[2])) })
+    }
+
+    /// A new token: the scheme and 192 random bits in hex.
+    static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let secret = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }
+        return scheme + secret.joined()
+    }
+
+    /// The prefix a token is looked up by, or nil for text that cannot be a token.
+    static func lookupPrefix(_ token: String) -> String? {
+        guard token.hasPrefix(scheme), token.count > prefixLength, token.utf8.count <= 256 else { return nil }
+        return String(token.prefix(prefixLength))
+    }
+
+    /// The grant of the candidate (hash, grant) whose hash is the token's: every candidate's
+    /// every byte compared, whatever is found, so the timing tells nothing of the secret part.
+    static func match(_ token: String, _ candidates: [([UInt8], Grant)]) -> Grant? {
+        let wanted = Array(hash(token))
         var found: Grant?
-        for row in rows {
-            let stored: Data = row[0]
-            if Self.constantTimeEqual(stored, wanted) { found = Grant(board: row[1], readOnly: row[2]) }
-        }
+        for (stored, grant) in candidates where constantTimeEqual(Data(stored), Data(wanted)) { found = grant }
         return found
     }
 

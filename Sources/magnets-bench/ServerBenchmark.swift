@@ -78,28 +78,7 @@ enum ServerBenchmark {
 
     static func concurrentClients(clients: Int, perClient: Int, scratch: String) throws {
         let folder = scratch + "/many"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        // 32 boards, each with 32 magnets (one per client) and an unlimited tray.
-        var bases: [(board: String, ops: [[MagnetsCore.Operation]])] = []
-        for k in 0..<clients {
-            let path = folder + "/b\(k).magnets"
-            let file = try BoardFile.create(
-                path, name: "b\(k)", size: Size(width: 1000, height: 700), replica: "server", author: "server")
-            try file.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
-            for c in 0..<clients {
-                try file.record(author: "s") { _ in
-                    .pull(letter: "A", color: "red", target: .point(Point(x: Double(20 + 30 * c), y: 300)))
-                }
-            }
-            let now = try file.current()
-            let perClientOps = (0..<clients).map { c in
-                Workloads.moves(
-                    perClient, replica: "c\(c)", board: now.board, clock: now.clock, maxLamport: now.maxLamport,
-                    seed: UInt64(1000 * k + c))
-            }
-            bases.append((file.boardID, perClientOps))
-            try file.close()
-        }
+        let bases = try makeBoards(folder: folder, clients: clients, perClient: perClient)
         let requests = bases  // what the clients send, fixed from here on
         let pristine = scratch + "/many-pristine"
         try? FileManager.default.removeItem(atPath: pristine)
@@ -130,6 +109,36 @@ enum ServerBenchmark {
         }
         ceiling.stop()
         print("  ceiling    \(result.line) (a route that only answers, same requests)")
+    }
+
+    /// `clients` boards `b0.magnets`… in `folder`, each with an unlimited tray and `clients`
+    /// magnets (one per client), made by replica `replica`; and for each board and client,
+    /// `perClient` moves of that client's magnet, one after another.
+    static func makeBoards(
+        folder: String, clients: Int, perClient: Int, replica: String = "server"
+    ) throws -> [(board: String, ops: [[MagnetsCore.Operation]])] {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var bases: [(board: String, ops: [[MagnetsCore.Operation]])] = []
+        for k in 0..<clients {
+            let path = folder + "/b\(k).magnets"
+            let file = try BoardFile.create(
+                path, name: "b\(k)", size: Size(width: 1000, height: 700), replica: replica, author: replica)
+            try file.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+            for c in 0..<clients {
+                try file.record(author: "s") { _ in
+                    .pull(letter: "A", color: "red", target: .point(Point(x: Double(20 + 30 * c), y: 300)))
+                }
+            }
+            let now = try file.current()
+            let perClientOps = (0..<clients).map { c in
+                Workloads.moves(
+                    perClient, replica: "c\(c)", board: now.board, clock: now.clock, maxLamport: now.maxLamport,
+                    seed: UInt64(1000 * k + c))
+            }
+            bases.append((file.boardID, perClientOps))
+            try file.close()
+        }
+        return bases
     }
 
     /// The clock a one-op bundle is cut from.
@@ -221,9 +230,12 @@ enum ServerBenchmark {
         let process: Process
         let url: String
 
-        init(folder: String = "", ceiling: Bool = false) throws {
+        init(folder: String = "", ceiling: Bool = false, postgres: String? = nil) throws {
             process = Process()
-            if ceiling {
+            if let postgres {
+                process.executableURL = URL(fileURLWithPath: Measure.magnetsBinary)
+                process.arguments = ["serve", "--postgres", postgres, "--port", "0", "--open"]
+            } else if ceiling {
                 process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
                 process.arguments = ["ceiling-server"]
             } else {

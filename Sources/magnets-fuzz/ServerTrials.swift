@@ -82,9 +82,14 @@ func fail(_ message: String) -> Never {
 /// A `magnets serve --open` process on loopback; restarted on the port it first got.
 final class ServerProcess: Sendable {
     let folder: String
+    /// `--dir FOLDER`, or `--postgres URL`.
+    let store: [String]
     private let state = Mutex<(process: Process?, port: Int)>((nil, 0))
 
-    init(folder: String) { self.folder = folder }
+    init(folder: String, postgres: String? = nil) {
+        self.folder = folder
+        store = postgres.map { ["--postgres", $0] } ?? ["--dir", folder]
+    }
 
     var port: Int { state.withLock { $0.port } }
     var address: String { "http://127.0.0.1:\(port)/boards/board" }
@@ -95,7 +100,7 @@ final class ServerProcess: Sendable {
         for attempt in 0..<50 {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: magnetsBinary)
-            process.arguments = ["serve", "--dir", folder, "--port", String(port), "--open"]
+            process.arguments = ["serve"] + store + ["--port", String(port), "--open"]
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle(forWritingAtPath: "/dev/null")

@@ -12,6 +12,7 @@ import MagnetsStore
 //   magnets-fuzz lamport N [SEED]   Lamport numbers and clocks rewritten in bundles and files,
 //                                   judged against the rule of SPEC §4 (LamportFuzz.swift)
 //   magnets-fuzz server-kill|client-kill|slow-clients|http N [SEED]
+//   magnets-fuzz pg-kill|pg-restart N [SEED]   (PostgresTrials.swift; needs PostgreSQL installed)
 //                                   `magnets serve` under kills, stalls and mutated requests
 //                                   (ServerTrials.swift)
 //
@@ -19,7 +20,9 @@ import MagnetsStore
 // leaves the input that caused it behind.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let trials = ["bundles", "files", "lamport", "server-kill", "client-kill", "slow-clients", "http"]
+let trials = [
+    "bundles", "files", "lamport", "server-kill", "client-kill", "slow-clients", "http", "pg-kill", "pg-restart",
+]
 guard arguments.count >= 2, let count = Int(arguments[1]), trials.contains(arguments[0]) else {
     print("usage: magnets-fuzz (\(trials.joined(separator: "|"))) COUNT [SEED]")
     exit(64)
@@ -382,5 +385,7 @@ case "server-kill": serverKillTrial(kills: count, seed: seed, work: work)
 case "client-kill": clientKillTrial(kills: count, seed: seed, work: work)
 case "slow-clients": slowClientsTrial(count: count, seed: seed, work: work)
 case "http": httpFuzzTrial(count: count, work: work)
+case "pg-kill": postgresKillTrial(kills: count, seed: seed, work: work)
+case "pg-restart": postgresRestartTrial(restarts: count, seed: seed, work: work)
 default: try fuzzFiles(count)
 }

@@ -141,7 +141,7 @@ struct Failure: Error, CustomStringConvertible {
 // MARK: - A server
 
 /// `magnets serve` started in a scratch folder on a free port, stopped (SIGTERM) when the test
-/// ends. Boards live in `boards/`.
+/// ends. Boards live in `boards/`, or in the database at `postgres` (a URL) when given.
 final class TestServer {
     let scratch: ScratchFolder
     let started: Started
@@ -149,11 +149,11 @@ final class TestServer {
     /// What it printed when it started (the listening line, the `--open` notice).
     var banner: [String] = []
 
-    init(_ scratch: ScratchFolder, open: Bool = false, extra: [String] = []) throws {
+    init(_ scratch: ScratchFolder, open: Bool = false, postgres: String? = nil, extra: [String] = []) throws {
         self.scratch = scratch
         try? FileManager.default.createDirectory(atPath: scratch.file("boards"), withIntermediateDirectories: true)
-        started = scratch.start(
-            ["serve", "--dir", "boards", "--port", "0"] + (open ? ["--open"] : []) + extra)
+        let store = postgres.map { ["--postgres", $0] } ?? ["--dir", "boards"]
+        started = scratch.start(["serve"] + store + ["--port", "0"] + (open ? ["--open"] : []) + extra)
         guard let line = started.line(), let range = line.range(of: "http://127.0.0.1:"),
             let port = Int(line[range.upperBound...].prefix { $0.isNumber })
         else {

@@ -23,6 +23,8 @@ public struct BoardWritten: Sendable {
     /// The ops the write added, in replay order, each with its events as they were when taken
     /// (an import's only when asked for: reading them back costs as much as a history of them).
     public var taken: [(op: MagnetsCore.Operation, events: [Event])]
+    /// The ops the write added, in replay order (always, whether or not `taken` was asked for).
+    public var added: [MagnetsCore.Operation] = []
 }
 
 extension BoardFile {
@@ -42,31 +44,71 @@ extension BoardFile {
     ///
     /// - Complexity: the sum of the writes' own costs.
     public func write(group writes: [BoardWrite], events: Bool = true) -> [Result<BoardWritten, any Error>] {
-        var results: [Result<BoardWritten, any Error>] = []
         do {
-            try write { db in
-                for item in writes {
-                    do {
-                        var written: BoardWritten?
-                        try mapErrors {
-                            try db.inSavepoint {
-                                written = try apply(item, events: events, db)
-                                return .commit
-                            }
-                        }
-                        results.append(.success(written!))
-                    } catch {
-                        // SQLite ends the whole transaction on some failures (a full disk, an
-                        // I/O error): then nothing of the group can land, and every write fails.
-                        guard db.isInsideTransaction else { throw error }
-                        results.append(.failure(error))
-                    }
-                }
-            }
-            return results
+            return try write { db in try applyEach(writes, events: events, db) }
         } catch {
             return writes.map { _ in .failure(error) }
         }
+    }
+
+    /// Applies several writes as `write(group:events:)` does, but leaves the transaction open:
+    /// nothing is visible to another connection, nor durable, until `endGroup(commit: true)`;
+    /// `endGroup(commit: false)` forgets it all. Between the two the caller must let nothing
+    /// else use this file (the PostgreSQL store holds the board's lock, and commits its own
+    /// database in between, so that the file commits only what the database took).
+    ///
+    /// - Complexity: the sum of the writes' own costs.
+    public func beginGroup(_ writes: [BoardWrite], events: Bool) throws -> [Result<BoardWritten, any Error>] {
+        try mapErrors {
+            try db.writeWithoutTransaction { db in
+                try db.beginTransaction(.immediate)
+                do {
+                    return try applyEach(writes, events: events, db)
+                } catch {
+                    if db.isInsideTransaction { try? db.rollback() }
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Commits (or forgets) what `beginGroup` applied. Committing when SQLite has ended the
+    /// transaction on its own (an I/O error) throws: nothing was written.
+    public func endGroup(commit: Bool) throws {
+        try mapErrors {
+            try db.writeWithoutTransaction { db in
+                guard db.isInsideTransaction else {
+                    if commit { throw StoreError.failed("the board file's transaction ended before its commit") }
+                    return
+                }
+                if commit { try db.commit() } else { try db.rollback() }
+            }
+        }
+    }
+
+    /// Each write in its own savepoint of the open transaction: one result per write.
+    private func applyEach(
+        _ writes: [BoardWrite], events: Bool, _ db: Database
+    ) throws -> [Result<BoardWritten, any Error>] {
+        var results: [Result<BoardWritten, any Error>] = []
+        for item in writes {
+            do {
+                var written: BoardWritten?
+                try mapErrors {
+                    try db.inSavepoint {
+                        written = try apply(item, events: events, db)
+                        return .commit
+                    }
+                }
+                results.append(.success(written!))
+            } catch {
+                // SQLite ends the whole transaction on some failures (a full disk, an I/O
+                // error): then nothing of the group can land, and every write fails.
+                guard db.isInsideTransaction else { throw error }
+                results.append(.failure(error))
+            }
+        }
+        return results
     }
 
     private func apply(_ item: BoardWrite, events: Bool, _ db: Database) throws -> BoardWritten {
@@ -86,7 +128,7 @@ extension BoardFile {
             try Integration.write(fresh, interval: checkpointInterval, db, index: &index)
             return BoardWritten(
                 imported: ImportReport(added: fresh.count, skipped: ops.count - fresh.count), edit: nil,
-                clock: index.version, taken: events ? try taken(fresh, db, index: index) : [])
+                clock: index.version, taken: events ? try taken(fresh, db, index: index) : [], added: fresh)
         case .command(let command, let author, let time):
             var magnet: MagnetID?
             let recorded = try record(author: author, time: time, db) { board in
@@ -97,7 +139,8 @@ extension BoardFile {
             let edit = EditResult(recorded: recorded, magnet: magnet ?? MagnetID(pulledBy: recorded.op.id))
             let version = try LogIndex.load(db, complete: false).version
             return BoardWritten(
-                imported: nil, edit: edit, clock: version, taken: [(recorded.op, recorded.outcome.events)])
+                imported: nil, edit: edit, clock: version, taken: [(recorded.op, recorded.outcome.events)],
+                added: [recorded.op])
         case .undo(let target, let author, let time):
             let recorded = try record(author: author, time: time, readsLog: true, db) { board, db, index in
                 try undoPayload(.op(target), board: board, db, index: index)
@@ -105,7 +148,7 @@ extension BoardFile {
             let version = try LogIndex.load(db, complete: false).version
             return BoardWritten(
                 imported: nil, edit: EditResult(recorded: recorded, magnet: nil), clock: version,
-                taken: [(recorded.op, recorded.outcome.events)])
+                taken: [(recorded.op, recorded.outcome.events)], added: [recorded.op])
         }
     }
 

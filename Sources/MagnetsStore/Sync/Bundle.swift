@@ -32,6 +32,12 @@ public enum OpBundle {
         public var clock: VectorClock
         /// How many op lines follow.
         public var count: Int
+
+        public init(board: String, clock: VectorClock, count: Int) {
+            self.board = board
+            self.clock = clock
+            self.count = count
+        }
     }
 
     static func headerLine(board: String, clock: VectorClock, since: VectorClock?, count: Int) -> String {
@@ -146,6 +152,19 @@ public enum OpBundle {
     public static func writeLine(_ op: MagnetsCore.Operation, to out: inout OpJSONWriter) {
         out.write(op, time: .milliseconds)
         out.json.byte(UInt8(ascii: "\n"))
+    }
+
+    /// Reads one op line as `writeLine` wrote it (without its line break), checked as `parse`
+    /// checks each op of a bundle.
+    public static func parseLine(_ line: Substring) throws -> MagnetsCore.Operation {
+        let parsed: JSONValue
+        do { parsed = try JSONParser.parse(line, maxDepth: 8) } catch {
+            throw StoreError.badBundle("an op line is not JSON: \(error)")
+        }
+        switch MagnetsCore.Operation.parse(parsed) {
+        case .failure(let e): throw StoreError.badBundle("an op line: \(e)")
+        case .success(let op): return op
+        }
     }
 
     /// The bytes every bundle starts with (the header's first key).

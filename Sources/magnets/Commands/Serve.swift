@@ -1,17 +1,35 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MagnetsPostgres
 import MagnetsServer
 import Synchronization
 
-/// `--dir DIR`: the server's folder (env `MAGNETS_SERVER_DIR`, else `./boards`).
+/// `--dir DIR`: the server's folder (env `MAGNETS_SERVER_DIR`, else `./boards`); or
+/// `--postgres URL` (env `MAGNETS_POSTGRES`): boards, ops and tokens in a PostgreSQL database.
 struct ServerDirOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "The server's folder: NAME.magnets per board, and server.sqlite for the tokens (env MAGNETS_SERVER_DIR, else ./boards).",
             valueName: "dir"), completion: .directory) var dir: String?
+    @Option(
+        help: ArgumentHelp(
+            "Boards, ops and tokens in this PostgreSQL database instead of a folder, e.g. postgres://USER@HOST:5432/DB (env MAGNETS_POSTGRES); several servers may share it.",
+            valueName: "url")) var postgres: String?
 
     var path: String { dir ?? Environment.value("MAGNETS_SERVER_DIR") ?? "./boards" }
+
+    func validate() throws {
+        if postgres != nil, dir != nil { throw ValidationError("give --dir or --postgres, not both") }
+        _ = try database()
+    }
+
+    /// The database, when the boards are in PostgreSQL: `--postgres`, else `MAGNETS_POSTGRES`
+    /// unless `--dir` names a folder.
+    func database() throws -> PostgresAddress? {
+        guard let text = postgres ?? (dir == nil ? Environment.value("MAGNETS_POSTGRES") : nil) else { return nil }
+        do { return try PostgresAddress(text) } catch { throw ValidationError(error.localizedDescription) }
+    }
 
     /// The folder, which must exist.
     func existing() throws -> String {
@@ -59,18 +77,21 @@ extension Magnets {
         }
 
         func run() throws {
-            let directory = try folder.existing()
+            let database = try folder.database()
+            let directory = database == nil ? try folder.existing() : ""
             var limits = ServerLimits()
             limits.maxBody = maxBody
             limits.idleTimeout = .milliseconds(Int64(timeout * 1000))
             limits.bodyTimeout = .milliseconds(Int64(timeout * 2000))
-            let server = BoardServer(directory: directory, host: host, port: port, open: open, limits: limits)
+            let server = BoardServer(
+                directory: directory, host: host, port: port, open: open, limits: limits, postgres: database)
+            let place = database.map { "boards in PostgreSQL at \($0.display)" } ?? "boards in \(directory)"
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
             let logger = Logger(label: "magnets.serve")
             let open = self.open
             try runAsync {
                 try await server.run(logger: logger) { host, port in
-                    print("magnets serve: listening on http://\(host):\(port) (boards in \(directory))")
+                    print("magnets serve: listening on http://\(host):\(port) (\(place))")
                     if open {
                         print(
                             "magnets serve: --open: no tokens are asked; anyone who can reach it may read and change every board"
@@ -84,9 +105,9 @@ extension Magnets {
     }
 }
 
-/// Runs async work from the synchronous `main` and waits for it.
-func runAsync(_ body: @escaping @Sendable () async throws -> Void) throws {
-    let outcome = Mutex<Result<Void, any Error>?>(nil)
+/// Runs async work from the synchronous `main` and waits for it; its result.
+func runAsync<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = Mutex<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     Task {
         let result = await Result(catching: { try await body() })
@@ -94,7 +115,7 @@ func runAsync(_ body: @escaping @Sendable () async throws -> Void) throws {
         done.signal()
     }
     done.wait()
-    try outcome.withLock { $0 }!.get()
+    return try outcome.withLock { $0 }!.get()
 }
 
 extension Result where Failure == any Error {

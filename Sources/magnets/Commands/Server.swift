@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MagnetsCore
+import MagnetsPostgres
 import MagnetsServer
 import MagnetsStore
 
@@ -47,6 +48,23 @@ extension Magnets {
             }
 
             func run() throws {
+                if let database = try folder.database() {
+                    let admin = PostgresAdmin(database)
+                    let (name, from, replica) = (self.name, self.from, self.replica)
+                    let size = Size(width: width?.value ?? 1000, height: height?.value ?? 700)
+                    let id = try runAsync { try await admin.addBoard(name: name, from: from, size: size, replica: replica) }
+                    if output.json {
+                        Output.json(
+                            .object([
+                                ("board", .string(id)), ("name", .string(name)), ("database", .string(database.display)),
+                                ("replica", .string(replica)),
+                            ]))
+                    } else {
+                        print("added board \(name) (PostgreSQL at \(database.display), replica \(replica))")
+                        print("make a token for it with: magnets server token \(name) --postgres URL")
+                    }
+                    return
+                }
                 let folder = ServerFolder(self.folder.path)
                 do {
                     try FileManager.default.createDirectory(atPath: folder.directory, withIntermediateDirectories: true)
@@ -104,13 +122,27 @@ extension Magnets {
             }
 
             func run() throws {
-                let folder = ServerFolder(try self.folder.existing())
-                guard FileManager.default.fileExists(atPath: folder.boardPath(name)) else {
-                    throw HintedError(
-                        message: "no board '\(name)' in \(folder.directory)",
-                        hint: "add it first with 'magnets server add \(name)'")
+                let token: String
+                if let database = try folder.database() {
+                    let admin = PostgresAdmin(database)
+                    let (name, readOnly, label) = (self.name, self.readOnly, self.label)
+                    token = try runAsync {
+                        guard try await admin.hasBoard(name) else {
+                            throw HintedError(
+                                message: "no board '\(name)' in the database at \(database.display)",
+                                hint: "add it first with 'magnets server add \(name) --postgres URL'")
+                        }
+                        return try await admin.addToken(board: name, readOnly: readOnly, label: label)
+                    }
+                } else {
+                    let folder = ServerFolder(try self.folder.existing())
+                    guard FileManager.default.fileExists(atPath: folder.boardPath(name)) else {
+                        throw HintedError(
+                            message: "no board '\(name)' in \(folder.directory)",
+                            hint: "add it first with 'magnets server add \(name)'")
+                    }
+                    token = try folder.tokens().add(board: name, readOnly: readOnly, label: label)
                 }
-                let token = try folder.tokens().add(board: name, readOnly: readOnly, label: label)
                 print(token)
                 Output.note("a\(readOnly ? " read-only" : "") token for board \(name): shown this once, keep it")
             }
@@ -125,8 +157,14 @@ extension Magnets {
             @Argument(help: "The token, or its prefix as 'server list' shows it.") var token: String
 
             func run() throws {
-                let folder = ServerFolder(try self.folder.existing())
-                guard try folder.tokens().revoke(token) == 1 else {
+                let revoked: Int
+                if let database = try folder.database() {
+                    let (admin, token) = (PostgresAdmin(database), self.token)
+                    revoked = try runAsync { try await admin.revoke(token) }
+                } else {
+                    revoked = try ServerFolder(try self.folder.existing()).tokens().revoke(token)
+                }
+                guard revoked == 1 else {
                     throw StoreError.refused(
                         "no token '\(token.prefix(12))…' on this server (see 'magnets server list')")
                 }
@@ -143,9 +181,19 @@ extension Magnets {
             @OptionGroup var output: JSONOption
 
             func run() throws {
-                let folder = ServerFolder(try self.folder.existing())
-                let tokens = try folder.tokens().list()
-                let boards = folder.boardNames()
+                let tokens: [TokenStore.Listed]
+                let boards: [String]
+                let place: String
+                if let database = try folder.database() {
+                    let admin = PostgresAdmin(database)
+                    (boards, tokens) = try runAsync { try await admin.list() }
+                    place = "the database at \(database.display)"
+                } else {
+                    let folder = ServerFolder(try self.folder.existing())
+                    tokens = try folder.tokens().list()
+                    boards = folder.boardNames()
+                    place = folder.directory
+                }
                 if output.json {
                     Output.json(
                         .array(
@@ -170,7 +218,7 @@ extension Magnets {
                             }))
                     return
                 }
-                if boards.isEmpty { print("no boards in \(folder.directory)") }
+                if boards.isEmpty { print("no boards in \(place)") }
                 for name in boards {
                     let own = tokens.filter { $0.board == name }
                     print("\(name)  (\(Output.count(own.count, "token")))")

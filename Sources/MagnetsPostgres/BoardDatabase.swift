@@ -1,0 +1,381 @@
+import Foundation
+import Logging
+import MagnetsCore
+import MagnetsStore
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// Boards, their op logs and the server's tokens in one PostgreSQL database (SPEC §7,
+/// `--postgres URL`): the statements, each in one place. The client's connection pool runs as
+/// long as `run()` does (a service of the server, or beside an admin command); every error of
+/// the client is said as a `PostgresStoreError`.
+public final class BoardDatabase: Sendable {
+    public let address: PostgresAddress
+    let client: PostgresClient
+    let logger: Logger
+
+    /// `logger` is told of the pool's own events (a connection that failed, at `info`): the
+    /// server passes its own, the admin commands none.
+    public init(address: PostgresAddress, logger: Logger = BoardDatabase.silent) {
+        self.address = address
+        self.logger = logger
+        client = PostgresClient(configuration: address.configuration(), backgroundLogger: logger)
+    }
+
+    /// A logger that says nothing.
+    public static let silent = Logger(label: "magnets.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Runs the connection pool until the task is cancelled (or the server stops).
+    public func run() async { await client.run() }
+
+    /// The connection pool as a service of the server's group: it stops last, at graceful
+    /// shutdown, once the services started after it have stopped.
+    public var service: any Service { client }
+
+    /// Runs `body` with the pool running beside it: for the admin commands, which use the
+    /// database once and end.
+    public static func using<T: Sendable>(
+        _ address: PostgresAddress, _ body: @Sendable (BoardDatabase) async throws -> T
+    ) async throws -> T {
+        let database = BoardDatabase(address: address)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await database.run() }
+            defer { group.cancelAll() }
+            try await database.migrate()
+            return try await body(database)
+        }
+    }
+
+    /// How long a request waits for a connection before it is refused: the pool retries a
+    /// database that is down with growing pauses, and a request must fail cleanly meanwhile.
+    static let connectionWait: Duration = .seconds(5)
+
+    /// Runs `body` on one connection of the pool; errors said as `PostgresStoreError`. When no
+    /// connection comes within `connectionWait`, the database is unavailable (a body that has
+    /// started runs to its end, however long).
+    func withConnection<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        typealias Outcome = ConnectionOutcome<T>
+        let started = Flag()
+        let (client, address) = (self.client, self.address)
+        do {
+            return try await withThrowingTaskGroup(of: Outcome.self) { group in
+                group.addTask {
+                    .done(
+                        try await client.withConnection { connection in
+                            started.set()
+                            return try await body(connection)
+                        })
+                }
+                group.addTask {
+                    try await Task.sleep(for: Self.connectionWait)
+                    guard started.isSet else {
+                        throw PostgresStoreError.unavailable(
+                            "cannot reach the database at \(address.display) (no connection within 5 s); "
+                                + "is PostgreSQL running? try again")
+                    }
+                    return .waited
+                }
+                while let outcome = try await group.next() {
+                    if case .done(let value) = outcome {
+                        group.cancelAll()
+                        return value
+                    }
+                }
+                throw CancellationError()
+            }
+        } catch {
+            throw PostgresStoreError.from(error, address: address)
+        }
+    }
+
+    /// Runs `body` in a transaction of its own: committed when it returns, rolled back when it
+    /// throws.
+    func inTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withConnection { [self] connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                let result = try await body(connection)
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Migrations
+
+    /// Brings the schema up to date: each file of `Migrations/postgres/` not yet applied, in
+    /// order, each in its own transaction. Servers starting at once take turns (an advisory
+    /// lock), so each migration runs once.
+    public func migrate() async throws {
+        try await inTransaction { [self] connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS magnets_migration (name TEXT PRIMARY KEY, applied BIGINT NOT NULL)",
+                logger: logger)
+            var applied = Set<String>()
+            for try await name in try await connection.query("SELECT name FROM magnets_migration", logger: logger)
+                .decode(String.self)
+            {
+                applied.insert(name)
+            }
+            for migration in EmbeddedMigrations.all where !applied.contains(migration.name) {
+                for statement in Self.statements(migration.sql) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO magnets_migration (name, applied) VALUES (\(migration.name), \(Self.now()))",
+                    logger: logger)
+            }
+        }
+    }
+
+    /// A migration's statements, one at a time (a prepared statement holds one): its text
+    /// without `--` comments, split at each `;`, which a migration uses for nothing else.
+    static func statements(_ sql: String) -> [String] {
+        let text = sql.split(separator: "\n").map { line in
+            line.range(of: "--").map { line[..<$0.lowerBound] } ?? line
+        }.joined(separator: "\n")
+        return text.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The names of the migrations this program knows, in order.
+    public static var knownMigrations: [String] { EmbeddedMigrations.all.map(\.name) }
+
+    /// The advisory lock key migrations take (any fixed number: "magnets" in ASCII).
+    static let migrationLock: Int64 = 0x6d61_676e_6574_73
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    // MARK: - Boards
+
+    /// A board the database holds.
+    public struct BoardRow: Sendable, Equatable {
+        public var name: String
+        /// The board's id, shared by every copy.
+        public var id: String
+        /// The server's replica id for it, shared by every process.
+        public var replica: String
+        public var checkpointInterval: Int
+    }
+
+    /// The board `name`, or nil.
+    public func board(named name: String) async throws -> BoardRow? {
+        try await withConnection { [self] connection in
+            let rows = try await connection.query(
+                "SELECT id, replica, checkpoint_interval FROM board WHERE name = \(name)", logger: logger)
+            for try await (id, replica, interval) in rows.decode((String, String, Int32).self) {
+                return BoardRow(name: name, id: id, replica: replica, checkpointInterval: Int(interval))
+            }
+            return nil
+        }
+    }
+
+    /// Every board's name, sorted.
+    public func boardNames() async throws -> [String] {
+        try await withConnection { [self] connection in
+            var names: [String] = []
+            for try await name in try await connection.query("SELECT name FROM board ORDER BY name", logger: logger)
+                .decode(String.self)
+            {
+                names.append(name)
+            }
+            return names
+        }
+    }
+
+    /// Adds board `name` with every op of `file` (its board and replica id), in one
+    /// transaction: all of it, or nothing when the name is taken.
+    public func addBoard(name: String, file: BoardFile) async throws {
+        let (_, ops) = try file.opsForExport()
+        let row = BoardRow(name: name, id: file.boardID, replica: file.replica, checkpointInterval: file.checkpointInterval)
+        try await inTransaction { [self] connection in
+            let inserted = try await connection.query(
+                """
+                INSERT INTO board (name, id, replica, checkpoint_interval, created)
+                VALUES (\(row.name), \(row.id), \(row.replica), \(Int32(row.checkpointInterval)), \(Self.now()))
+                ON CONFLICT (name) DO NOTHING RETURNING name
+                """, logger: logger
+            ).collect()
+            guard !inserted.isEmpty else { throw PostgresStoreError.boardExists(name) }
+            var start = 0
+            while start < ops.count {
+                let end = min(ops.count, start + 5000)
+                _ = try await insert(Array(ops[start..<end]), board: name, connection)
+                start = end
+            }
+        }
+    }
+
+    // MARK: - Ops
+
+    /// Adds ops to a board's log (inside the caller's transaction); returns the largest `n`
+    /// given. An op already there (its board, replica and seq) fails the whole statement.
+    ///
+    /// - Complexity: one statement for all of them.
+    func insert(_ ops: [MagnetsCore.Operation], board: String, _ connection: PostgresConnection) async throws -> Int64 {
+        var replicas: [String] = []
+        var seqs: [Int32] = []
+        var lamports: [Int64] = []
+        var bodies: [String] = []
+        var writer = OpJSONWriter()
+        for op in ops {
+            replicas.append(op.id.replica)
+            seqs.append(Int32(op.id.seq))
+            lamports.append(Int64(op.lamport))
+            OpBundle.writeLine(op, to: &writer)
+            writer.json.withBytes { bytes in bodies.append(String(decoding: bytes.dropLast(), as: UTF8.self)) }
+            writer.json.removeAll()
+        }
+        let rows = try await connection.query(
+            """
+            INSERT INTO op (board, replica, seq, lamport, body)
+            SELECT \(board), r, s, l, b FROM unnest(\(replicas)::text[], \(seqs)::int[], \(lamports)::bigint[], \(bodies)::text[]) AS t(r, s, l, b)
+            RETURNING n
+            """, logger: logger)
+        var largest: Int64 = 0
+        for try await n in rows.decode(Int64.self) { largest = max(largest, n) }
+        return largest
+    }
+
+    /// A board's ops after `n` (in the order of `n`, as committed), each as its bundle line.
+    func ops(board: String, after n: Int64, _ connection: PostgresConnection) async throws -> [(n: Int64, body: String)] {
+        var found: [(n: Int64, body: String)] = []
+        let rows = try await connection.query(
+            "SELECT n, body FROM op WHERE board = \(board) AND n > \(n) ORDER BY n", logger: logger)
+        for try await (n, body) in rows.decode((Int64, String).self) { found.append((n, body)) }
+        return found
+    }
+
+    /// Takes board `name`'s write lock until the transaction ends (its row, `FOR UPDATE`): a
+    /// write through any process waits for the one before it. False when there is no such board.
+    func lockBoard(_ name: String, _ connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query("SELECT 1 FROM board WHERE name = \(name) FOR UPDATE", logger: logger)
+        return try await !rows.collect().isEmpty
+    }
+
+    /// Tells every listening process (`LISTEN board_ops`) that board `name` took ops, when the
+    /// transaction commits.
+    func notify(_ name: String, _ connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_notify(\(Self.channel), \(name))", logger: logger)
+    }
+
+    /// The notification channel: each notification's payload is a board's name.
+    public static let channel = "board_ops"
+
+    /// Calls `notified` with each board name notified on `channel`, on a connection of its own,
+    /// until that connection ends (then it throws; the caller listens again). `listening` is
+    /// called once the listener is in place.
+    public func listen(
+        listening: @escaping @Sendable () async -> Void, notified: @escaping @Sendable (String) async -> Void
+    ) async throws {
+        try await withConnection { connection in
+            try await connection.listen(on: Self.channel) { notifications in
+                await listening()
+                for try await notification in notifications { await notified(notification.payload) }
+            }
+        }
+    }
+
+    // MARK: - Tokens
+
+    /// A token row (its hash; never the token).
+    public struct TokenRow: Sendable {
+        public var prefix: String
+        public var hash: [UInt8]
+        public var board: String
+        public var readOnly: Bool
+        public var label: String
+        public var created: Int64
+
+        public init(prefix: String, hash: [UInt8], board: String, readOnly: Bool, label: String, created: Int64) {
+            self.prefix = prefix
+            self.hash = hash
+            self.board = board
+            self.readOnly = readOnly
+            self.label = label
+            self.created = created
+        }
+    }
+
+    public func insertToken(_ token: TokenRow) async throws {
+        _ = try await withConnection { [self] connection in
+            try await connection.query(
+                """
+                INSERT INTO token (prefix, hash, board, read_only, label, created)
+                VALUES (\(token.prefix), \(ByteBuffer(bytes: token.hash)), \(token.board), \(token.readOnly), \(token.label), \(token.created))
+                """, logger: logger)
+        }
+    }
+
+    /// The tokens whose prefix is `prefix` (all of them when nil), by board then creation.
+    public func tokens(prefix: String?) async throws -> [TokenRow] {
+        try await withConnection { [self] connection in
+            let rows =
+                if let prefix {
+                    try await connection.query(
+                        "SELECT prefix, hash, board, read_only, label, created FROM token WHERE prefix = \(prefix)",
+                        logger: logger)
+                } else {
+                    try await connection.query(
+                        "SELECT prefix, hash, board, read_only, label, created FROM token ORDER BY board, created, prefix",
+                        logger: logger)
+                }
+            var found: [TokenRow] = []
+            for try await (prefix, hash, board, readOnly, label, created) in rows.decode(
+                (String, ByteBuffer, String, Bool, String, Int64).self)
+            {
+                found.append(
+                    TokenRow(
+                        prefix: prefix, hash: Array(hash.readableBytesView), board: board, readOnly: readOnly, label: label, created: created))
+            }
+            return found
+        }
+    }
+
+    /// Deletes the token with this hash; how many were deleted.
+    public func deleteToken(hash: [UInt8]) async throws -> Int {
+        try await withConnection { [self] connection in
+            try await connection.query(
+                "DELETE FROM token WHERE hash = \(ByteBuffer(bytes: hash)) RETURNING 1", logger: logger
+            ).collect()
+                .count
+        }
+    }
+
+    /// Deletes the one token with this prefix; refuses (`ambiguous`) when several share it.
+    public func deleteToken(prefix: String, ambiguous: @escaping @Sendable (Int) -> any Error) async throws -> Int {
+        try await inTransaction { [self] connection in
+            let rows = try await connection.query(
+                "SELECT count(*) FROM token WHERE prefix = \(prefix)", logger: logger)
+            var count: Int64 = 0
+            for try await n in rows.decode(Int64.self) { count = n }
+            guard count <= 1 else { throw ambiguous(Int(count)) }
+            return try await connection.query("DELETE FROM token WHERE prefix = \(prefix) RETURNING 1", logger: logger)
+                .collect().count
+        }
+    }
+}
+
+/// What came first of a request's connection and its wait: the request's value, or the end of a
+/// wait that found the request started.
+enum ConnectionOutcome<T: Sendable>: Sendable {
+    case done(T)
+    case waited
+}
+
+/// A flag set once, read from any thread.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}

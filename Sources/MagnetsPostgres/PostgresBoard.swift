@@ -1,0 +1,205 @@
+import Dispatch
+import Foundation
+import MagnetsCore
+import MagnetsStore
+import PostgresNIO
+import Synchronization
+
+/// One board of the database as one server process serves it. The op log in PostgreSQL is the
+/// truth; the process keeps the board's derived state in a board file of its own (`cache`),
+/// which it catches up from the log (the ops after the last `n` it took, imported as a bundle
+/// is, so replayed in Lamport order) before it answers anything: so every process gives the
+/// same board.
+///
+/// A write, or a group of writes that waited together, runs as one PostgreSQL transaction:
+/// it takes the board's lock in the database (so writes to one board are serialised across
+/// processes), catches up under it, applies the writes to the cache in an open SQLite
+/// transaction (the same code a board file runs: admission, outcomes, the server replica's
+/// next seq), inserts the ops it added, commits PostgreSQL, and only then commits the cache and
+/// answers. When PostgreSQL fails, the cache forgets the writes; when its commit's outcome is
+/// unknown, the next catch-up brings whatever did land. Within the process one board's requests
+/// take turns (`turns`), as a board file's do on its queue.
+public final class PostgresBoard: Sendable {
+    public let row: BoardDatabase.BoardRow
+    /// The cache: never written but under `turns`.
+    public let cache: BoardFile
+    let database: BoardDatabase
+    let turns = AsyncLock()
+    /// The last `n` of the log the cache holds (read and written under `turns`).
+    private let taken = Mutex<Int64>(0)
+    /// Told of the ops the board takes (own writes and catch-ups alike), each once, in order.
+    let publish: @Sendable ([(op: MagnetsCore.Operation, events: [Event])]) -> Void
+    /// Whether anyone listens now (events are read back only then).
+    let listening: @Sendable () -> Bool
+
+    private struct Waiting: Sendable {
+        var writes: [(BoardWrite, CheckedContinuation<Result<BoardWritten, any Error>, Never>)] = []
+        var drainQueued = false
+    }
+    private let waiting = Mutex(Waiting())
+
+    public init(
+        row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase,
+        listening: @escaping @Sendable () -> Bool,
+        publish: @escaping @Sendable ([(op: MagnetsCore.Operation, events: [Event])]) -> Void
+    ) {
+        self.row = row
+        self.cache = cache
+        self.database = database
+        self.listening = listening
+        self.publish = publish
+    }
+
+    /// Runs `body` on the cache once it holds every op the database has committed.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
+        await turns.lock()
+        defer { turns.unlock() }
+        try await database.withConnection { [self] connection in try await catchUp(connection) }
+        let cache = self.cache
+        return try await OffThread.run { try body(cache) }
+    }
+
+    /// Brings the cache up to date (after a notification that the board took ops).
+    public func catchUp() async throws {
+        await turns.lock()
+        defer { turns.unlock() }
+        try await database.withConnection { [self] connection in try await catchUp(connection) }
+    }
+
+    /// Imports the ops committed after the last one the cache holds (under `turns`).
+    private func catchUp(_ connection: PostgresConnection) async throws {
+        let last = taken.withLock { $0 }
+        let rows = try await database.ops(board: row.name, after: last, connection)
+        guard let newest = rows.last?.n else { return }
+        let (cache, id, events) = (self.cache, row.id, listening())
+        let written = try await OffThread.run {
+            let ops = try rows.map { try OpBundle.parseLine(Substring($0.body)) }
+            let header = OpBundle.Header(board: id, clock: VectorClock(), count: ops.count)
+            return try cache.write(group: [.importOps(header: header, ops: ops)], events: events)[0].get()
+        }
+        taken.withLock { $0 = newest }
+        publish(written.taken)
+    }
+
+    /// Applies one write; durable in the database before this returns success.
+    public func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
+        await withCheckedContinuation { continuation in
+            let schedule = waiting.withLock { state in
+                state.writes.append((item, continuation))
+                defer { state.drainQueued = true }
+                return !state.drainQueued
+            }
+            if schedule { Task { await self.drain() } }
+        }
+    }
+
+    /// Takes every write waiting once the board's turn comes, in one transaction of each store.
+    private func drain() async {
+        await turns.lock()
+        defer { turns.unlock() }
+        let batch = waiting.withLock { state in
+            defer {
+                state.writes.removeAll()
+                state.drainQueued = false
+            }
+            return state.writes
+        }
+        guard !batch.isEmpty else { return }
+        let results: [Result<BoardWritten, any Error>]
+        do {
+            results = try await commit(batch.map(\.0))
+        } catch {
+            results = batch.map { _ in .failure(error) }
+        }
+        for ((_, continuation), result) in zip(batch, results) {
+            if case .success(let written) = result { publish(written.taken) }
+            continuation.resume(returning: result)
+        }
+    }
+
+    /// One PostgreSQL transaction for `writes` (under `turns`): see the type's comment.
+    private func commit(_ writes: [BoardWrite]) async throws -> [Result<BoardWritten, any Error>] {
+        let (cache, name, events, logger) = (self.cache, row.name, listening(), database.logger)
+        return try await database.withConnection { [self] connection in
+            try await connection.query("BEGIN", logger: logger)
+            var open = true
+            do {
+                guard try await database.lockBoard(name, connection) else {
+                    throw StoreError.failed("board '\(name)' is no longer in the database")
+                }
+                try await catchUp(connection)
+                let results = try await OffThread.run { try cache.beginGroup(writes, events: events) }
+                let added = results.flatMap { result in (try? result.get())?.added ?? [] }
+                var newest: Int64?
+                do {
+                    if !added.isEmpty {
+                        newest = try await database.insert(added, board: name, connection)
+                        try await database.notify(name, connection)
+                    }
+                    open = false
+                    try await connection.query("COMMIT", logger: logger)
+                } catch {
+                    try? await OffThread.run { try cache.endGroup(commit: false) }
+                    throw error
+                }
+                // PostgreSQL has them. A cache that fails to commit them now forgets them, and
+                // its next catch-up brings them (`taken` stays where it was).
+                do {
+                    try await OffThread.run { try cache.endGroup(commit: true) }
+                } catch {
+                    try? await OffThread.run { try cache.endGroup(commit: false) }
+                    throw error
+                }
+                if let newest { taken.withLock { $0 = newest } }
+                return results
+            } catch {
+                if open { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                throw error
+            }
+        }
+    }
+}
+
+/// Runs blocking work (SQLite) on a dispatch thread, not on Swift's cooperative threads.
+enum OffThread {
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
+
+/// A lock for async code: `lock()` waits (without blocking a thread) until the holder calls
+/// `unlock()`; waiters get it first come, first served.
+final class AsyncLock: Sendable {
+    private struct State {
+        var locked = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func lock() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = state.withLock { state in
+                if state.locked {
+                    state.waiters.append(continuation)
+                    return false
+                }
+                state.locked = true
+                return true
+            }
+            if acquired { continuation.resume() }
+        }
+    }
+
+    func unlock() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiters.isEmpty else {
+                state.locked = false
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import MagnetsCore
+import MagnetsPostgres
+import MagnetsStore
+import ServiceLifecycle
+import Synchronization
+
+/// The boards and tokens of a PostgreSQL database (`serve --postgres URL`), which several server
+/// processes may serve at once. Each board this process has been asked for is a
+/// `PostgresBoard`: a cache file in this process's own folder under the temporary directory,
+/// caught up from the database's op log before every answer (DESIGN.md, "Boards in PostgreSQL").
+final class PostgresBoardStore: BoardStore {
+    let database: BoardDatabase
+    /// Serve without tokens (`--open`).
+    let open: Bool
+    /// This process's cache files, removed when the server stops.
+    let cacheFolder: String
+    private let hosts = Mutex<[String: PostgresBoardHost]>([:])
+
+    init(database: BoardDatabase, open: Bool) throws {
+        self.database = database
+        self.open = open
+        cacheFolder =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "magnets-cache-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+            ).path
+        do {
+            try FileManager.default.createDirectory(atPath: cacheFolder, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError.failed("cannot create the cache folder \(cacheFolder): \(error.localizedDescription)")
+        }
+    }
+
+    func host(_ name: String) async throws -> (any HostedBoard)? {
+        guard BoardDirectory.isBoardName(name) else { return nil }
+        if let host = hosts.withLock({ $0[name] }) { return host }
+        guard let row = try await database.board(named: name) else { return nil }
+        // A path of its own, so that two first requests at once never share a file.
+        let path = cacheFolder + "/\(name).\(UUID().uuidString.prefix(8)).magnets"
+        let (database, folder) = (self.database, cacheFolder)
+        let cache = try await Blocking.run {
+            try BoardFile.createCache(
+                path, boardID: row.id, replica: row.replica, checkpointInterval: row.checkpointInterval)
+        }
+        _ = folder
+        let host = PostgresBoardHost(row: row, cache: cache, database: database)
+        let (kept, extra) = hosts.withLock { hosts -> (PostgresBoardHost, PostgresBoardHost?) in
+            if let existing = hosts[name] { return (existing, host) }
+            hosts[name] = host
+            return (host, nil)
+        }
+        if let extra { Self.remove(extra.board.cache) }
+        return kept
+    }
+
+    func grant(for token: String) async throws -> TokenStore.Grant? {
+        guard !open else { return nil }
+        guard let prefix = TokenStore.lookupPrefix(token) else { return nil }
+        let rows = try await database.tokens(prefix: prefix)
+        return TokenStore.match(token, rows.map { ($0.hash, TokenStore.Grant(board: $0.board, readOnly: $0.readOnly)) })
+    }
+
+    /// The board `name`'s ops were committed by some process: a board with listeners here
+    /// catches up now (its listeners get them); any other catches up at its next request.
+    func notified(_ name: String) {
+        guard let host = hosts.withLock({ $0[name] }), host.events.hasListeners else { return }
+        host.catchUpSoon()
+    }
+
+    /// After the listener (re)started, notifications may have been missed: catch every board up.
+    func notifiedAll() {
+        for host in hosts.withLock({ Array($0.values) }) where host.events.hasListeners { host.catchUpSoon() }
+    }
+
+    func keepAlive() {
+        for host in hosts.withLock({ Array($0.values) }) { host.events.keepAlive() }
+    }
+
+    func finishEvents() {
+        for host in hosts.withLock({ Array($0.values) }) { host.events.finishAll() }
+    }
+
+    func closeAll() {
+        for host in hosts.withLock({ Array($0.values) }) { Self.remove(host.board.cache) }
+        try? FileManager.default.removeItem(atPath: cacheFolder)
+    }
+
+    static func remove(_ cache: BoardFile) {
+        try? cache.close()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: cache.path + suffix) }
+    }
+}
+
+/// One board of the database, served by this process: its `PostgresBoard` and its listeners.
+final class PostgresBoardHost: HostedBoard {
+    let board: PostgresBoard
+    let events: EventHub
+    /// A catch-up for the listeners is queued and has not started.
+    private let catchUpQueued = Atomic<Bool>(false)
+
+    init(row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase) {
+        let events = EventHub()
+        self.events = events
+        board = PostgresBoard(
+            row: row, cache: cache, database: database, listening: { events.hasListeners },
+            publish: { taken in events.publish(taken) })
+    }
+
+    var name: String { board.row.name }
+    var boardID: String { board.row.id }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
+        try await board.read(body)
+    }
+
+    func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> { await board.write(item) }
+
+    /// Catches up once for any number of notifications that come before it starts.
+    func catchUpSoon() {
+        guard catchUpQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        Task {
+            catchUpQueued.store(false, ordering: .releasing)
+            try? await board.catchUp()
+        }
+    }
+}
+
+/// Listens for the database's notifications that a board took ops (from any process), for as
+/// long as the server runs, listening again after the connection is lost.
+struct NotificationService: Service {
+    let store: PostgresBoardStore
+    let logger: Logger
+
+    func run() async throws {
+        let store = self.store
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await store.database.listen(
+                        listening: { store.notifiedAll() }, notified: { name in store.notified(name) })
+                }
+            } catch {
+                if Task.isShuttingDownGracefully || Task.isCancelled { break }
+                logger.warning("listen", metadata: ["error": "\(error.localizedDescription)"])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(500)) }
+        }
+    }
+}
