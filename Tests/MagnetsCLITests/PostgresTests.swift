@@ -167,11 +167,11 @@ struct PostgresTests: ScratchSuite {
         let streams = try servers.map { try $0.events("fridge", token: token) }
         let perServer = 15
         let answers = Mutex<[Int]>([])
+        let clients = servers.map(\.client)
         DispatchQueue.concurrentPerform(iterations: 2 * perServer) { i in
-            let server = servers[i % 2]
-            let reply = try? server.post(
-                "/boards/fridge/commands", token: token,
-                json: #"{"kind": "pull", "letter": "A", "author": "page \#(i)", "to": [\#(20 + i * 10), 300]}"#)
+            let body = #"{"kind": "pull", "letter": "A", "author": "page \#(i)", "to": [\#(20 + i * 10), 300]}"#
+            let reply = try? clients[i % 2].request(
+                "POST", "/boards/fridge/commands", token: token, body: Data(body.utf8))
             answers.withLock { $0.append(reply?.status ?? -1) }
         }
         #expect(answers.withLock { $0 } == Array(repeating: 200, count: 2 * perServer))
@@ -210,10 +210,11 @@ struct PostgresTests: ScratchSuite {
         for round in 0..<4 {
             let victim = try TestServer(scratch, postgres: cluster.url)
             let victimURL = "http://127.0.0.1:\(victim.port)/boards/fridge"
+            let pid = victim.started.process.processIdentifier
             DispatchQueue.concurrentPerform(iterations: clients + 1) { i in
                 guard i < clients else {
                     usleep(UInt32.random(in: 50_000...400_000))
-                    victim.started.kill(SIGKILL)
+                    kill(pid, SIGKILL)
                     return
                 }
                 let file = "k\(i).magnets"
