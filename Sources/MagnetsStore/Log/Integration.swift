@@ -69,7 +69,7 @@ enum Integration {
             let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
             try writer.add(op, stored: stored, db, index: &index) { BoardSnapshot.encode(board) }
             recent?.offer(
-                writer.position,
+                writer.position, end: currentCount + fresh.count,
                 Start(board: board, position: writer.position, after: OrderKey(op), clock: writer.clock))
         }
         var next = 0  // the next new op to apply

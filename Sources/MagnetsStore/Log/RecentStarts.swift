@@ -30,9 +30,10 @@ struct RecentStarts: Sendable {
         starts.removeAll { $0.position > position }
     }
 
-    /// Keeps `start`, which lies after every start kept, if it falls on the spacing.
-    mutating func offer(_ position: Int, _ start: @autoclosure () -> Integration.Start) {
-        guard position % Self.spacing == 0 else { return }
+    /// Keeps `start`, which lies after every start kept, if it falls on the spacing and among
+    /// the last `spacing × kept` positions before `end`, the op count once the write is done.
+    mutating func offer(_ position: Int, end: Int, _ start: @autoclosure () -> Integration.Start) {
+        guard position % Self.spacing == 0, end - position < Self.spacing * Self.kept else { return }
         starts.append(start())
         if starts.count > Self.kept { starts.removeFirst(starts.count - Self.kept) }
     }
