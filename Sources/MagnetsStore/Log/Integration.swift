@@ -32,7 +32,18 @@ enum Integration {
         _ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
         interval: Int, _ db: Database, index: inout LogIndex
     ) throws -> Board {
-        let (currentBoard, currentCount) = try current ?? BoardState.loadState(db, index: index)
+        var none: RecentStarts?
+        return try write(fresh, from: given, current: current, interval: interval, db, index: &index, recent: &none)
+    }
+
+    /// `write`, starting from one of `recent` when it is nearer than the stored checkpoints, and
+    /// keeping `recent` true of the log as it changes it.
+    @discardableResult
+    static func write(
+        _ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
+        interval: Int, _ db: Database, index: inout LogIndex, recent: inout RecentStarts?
+    ) throws -> Board {
+        let (currentBoard, currentCount) = try current ?? recent?.current ?? BoardState.loadState(db, index: index)
         let start: Start
         let replaysHeld: Bool
         if let given {
@@ -40,7 +51,8 @@ enum Integration {
         } else if let first = fresh.first {
             let last = try OpLog.lastKey(db, index: index)
             if let last, !(last < OrderKey(first)) {
-                (start, replaysHeld) = (try checkpoint(before: OrderKey(first), db), true)
+                let key = OrderKey(first)
+                (start, replaysHeld) = (try recent?.latest(before: key) ?? checkpoint(before: key, db), true)
             } else {
                 (start, replaysHeld) = (
                     Start(board: currentBoard, position: currentCount, after: last, clock: index.version), false
@@ -51,10 +63,14 @@ enum Integration {
         }
         var writer = try DerivedWriter(from: start, interval: interval, db, index: index)
         var board = start.board
+        recent?.drop(after: start.position)
         func apply(_ op: Operation) throws {
             let outcome = board.apply(op)
             let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
             try writer.add(op, stored: stored, db, index: &index) { BoardSnapshot.encode(board) }
+            recent?.offer(
+                writer.position, end: currentCount + fresh.count,
+                Start(board: board, position: writer.position, after: OrderKey(op), clock: writer.clock))
         }
         var next = 0  // the next new op to apply
         if replaysHeld {
@@ -73,6 +89,7 @@ enum Integration {
         }
         try insert(fresh, db, index: &index)
         try writer.finish(board, replacing: given == nil ? currentBoard : nil, db, index: &index)
+        recent?.current = (board, writer.position)
         return board
     }
 
@@ -194,11 +211,12 @@ public struct Replay: Sendable {
 /// checkpoints, the current board and the replica table, from a replay's start on.
 struct DerivedWriter {
     private var outcomes: OutcomeWriter
-    private var position: Int
+    /// How many ops of the replay order are written.
+    private(set) var position: Int
     /// The version vector of the ops written so far, but for the replica of the last op: its
     /// seq is `last`'s until another replica's op comes (ops come in runs of one replica, and a
     /// replica's seqs grow along the replay order).
-    private var clock: VectorClock
+    private var runningClock: VectorClock
     private var last: (replica: String, id: Int64, seq: Int)?
     private let interval: Int
 
@@ -207,7 +225,7 @@ struct DerivedWriter {
         try CheckpointRecord.filter(CheckpointRecord.Columns.position > start.position).deleteAll(db)
         outcomes = try OutcomeWriter(after: start.after, db, index: index)
         position = start.position
-        clock = start.clock
+        runningClock = start.clock
         self.interval = interval
     }
 
@@ -221,19 +239,26 @@ struct DerivedWriter {
         if let last, last.replica == op.id.replica {
             self.last!.seq = op.id.seq
         } else {
-            if let last { clock[last.replica] = last.seq }
+            if let last { runningClock[last.replica] = last.seq }
             last = (op.id.replica, try index.replicaID(op.id.replica, db), op.id.seq)
         }
         if let bytes = stored {
             try outcomes.add(OpKey(lamport: op.lamport, replica: last!.id), bytes, db)
         }
         if position % interval == 0 {
-            clock[op.id.replica] = op.id.seq
             try CheckpointRecord(
                 position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
                 board: snapshot()
             ).insert(db, onConflict: .replace)
         }
+    }
+
+    /// The version vector of the ops written so far.
+    var clock: VectorClock {
+        guard let last else { return runningClock }
+        var clock = runningClock
+        clock[last.replica] = last.seq
+        return clock
     }
 
     /// Writes the last outcome page, the board after the replay (as a diff from `current`, or

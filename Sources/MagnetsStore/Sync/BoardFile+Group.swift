@@ -44,8 +44,11 @@ extension BoardFile {
     ///
     /// - Complexity: the sum of the writes' own costs.
     public func write(group writes: [BoardWrite], events: Bool = true) -> [Result<BoardWritten, any Error>] {
+        let kept = takeRecentStarts()
         do {
-            return try write { db in try applyEach(writes, events: events, db) }
+            let (results, after) = try write { db in try applyEach(writes, events: events, kept: kept, db) }
+            recentStarts.withLock { $0 = after }
+            return results
         } catch {
             return writes.map { _ in .failure(error) }
         }
@@ -59,11 +62,15 @@ extension BoardFile {
     ///
     /// - Complexity: the sum of the writes' own costs.
     public func beginGroup(_ writes: [BoardWrite], events: Bool) throws -> [Result<BoardWritten, any Error>] {
-        try mapErrors {
+        let kept = takeRecentStarts()
+        return try mapErrors {
             try db.writeWithoutTransaction { db in
                 try db.beginTransaction(.immediate)
                 do {
-                    return try applyEach(writes, events: events, db)
+                    let (results, after) = try applyEach(writes, events: events, kept: kept, db)
+                    // Kept for the open transaction; `endGroup(commit: false)` forgets them with it.
+                    recentStarts.withLock { $0 = after }
+                    return results
                 } catch {
                     if db.isInsideTransaction { try? db.rollback() }
                     throw error
@@ -75,43 +82,67 @@ extension BoardFile {
     /// Commits (or forgets) what `beginGroup` applied. Committing when SQLite has ended the
     /// transaction on its own (an I/O error) throws: nothing was written.
     public func endGroup(commit: Bool) throws {
-        try mapErrors {
-            try db.writeWithoutTransaction { db in
-                guard db.isInsideTransaction else {
-                    if commit { throw StoreError.failed("the board file's transaction ended before its commit") }
-                    return
+        do {
+            try mapErrors {
+                try db.writeWithoutTransaction { db in
+                    guard db.isInsideTransaction else {
+                        if commit { throw StoreError.failed("the board file's transaction ended before its commit") }
+                        return
+                    }
+                    if commit { try db.commit() } else { try db.rollback() }
                 }
-                if commit { try db.commit() } else { try db.rollback() }
             }
+            if !commit { _ = takeRecentStarts() }
+        } catch {
+            _ = takeRecentStarts()
+            throw error
         }
     }
 
-    /// Each write in its own savepoint of the open transaction: one result per write.
+    /// The starts kept by the last group write, leaving none behind: a write that fails must
+    /// not leave starts that describe a board it did not write.
+    private func takeRecentStarts() -> (stamp: RecentStarts.Stamp, starts: RecentStarts)? {
+        recentStarts.withLock { kept in
+            defer { kept = nil }
+            return kept
+        }
+    }
+
+    /// Each write in its own savepoint of the open transaction: one result per write, and the
+    /// replay starts to keep for the next group (`kept` is used only if the file has not changed
+    /// since they were kept).
     private func applyEach(
-        _ writes: [BoardWrite], events: Bool, _ db: Database
-    ) throws -> [Result<BoardWritten, any Error>] {
+        _ writes: [BoardWrite], events: Bool, kept: (stamp: RecentStarts.Stamp, starts: RecentStarts)?,
+        _ db: Database
+    ) throws -> (results: [Result<BoardWritten, any Error>], kept: (stamp: RecentStarts.Stamp, starts: RecentStarts)) {
+        let stamp = try RecentStarts.Stamp(db)
+        var recent: RecentStarts? = kept?.stamp == stamp ? kept!.starts : RecentStarts()
         var results: [Result<BoardWritten, any Error>] = []
         for item in writes {
+            let before = recent
             do {
                 var written: BoardWritten?
                 try mapErrors {
                     try db.inSavepoint {
-                        written = try apply(item, events: events, db)
+                        written = try apply(item, events: events, db, recent: &recent)
                         return .commit
                     }
                 }
                 results.append(.success(written!))
             } catch {
+                recent = before
                 // SQLite ends the whole transaction on some failures (a full disk, an I/O
                 // error): then nothing of the group can land, and every write fails.
                 guard db.isInsideTransaction else { throw error }
                 results.append(.failure(error))
             }
         }
-        return results
+        return (results, (try RecentStarts.Stamp(db, dataVersion: stamp.dataVersion), recent!))
     }
 
-    private func apply(_ item: BoardWrite, events: Bool, _ db: Database) throws -> BoardWritten {
+    private func apply(
+        _ item: BoardWrite, events: Bool, _ db: Database, recent: inout RecentStarts?
+    ) throws -> BoardWritten {
         switch item {
         case .importOps(let header, let ops):
             // As `importOps` does through a sync session (`FileSession.admit`, `take`).
@@ -125,13 +156,13 @@ extension BoardFile {
             } catch StoreError.invalidOp(let why) {
                 throw StoreError.badBundle(why)
             }
-            try Integration.write(fresh, interval: checkpointInterval, db, index: &index)
+            try Integration.write(fresh, interval: checkpointInterval, db, index: &index, recent: &recent)
             return BoardWritten(
                 imported: ImportReport(added: fresh.count, skipped: ops.count - fresh.count), edit: nil,
                 clock: index.version, taken: events ? try taken(fresh, db, index: index) : [], added: fresh)
         case .command(let command, let author, let time):
             var magnet: MagnetID?
-            let recorded = try record(author: author, time: time, db) { board in
+            let recorded = try record(author: author, time: time, readsLog: false, db, recent: &recent) { board, _, _ in
                 let (payload, id) = try command.payload(on: board)
                 magnet = id
                 return payload
@@ -142,7 +173,8 @@ extension BoardFile {
                 imported: nil, edit: edit, clock: version, taken: [(recorded.op, recorded.outcome.events)],
                 added: [recorded.op])
         case .undo(let target, let author, let time):
-            let recorded = try record(author: author, time: time, readsLog: true, db) { board, db, index in
+            let recorded = try record(author: author, time: time, readsLog: true, db, recent: &recent) {
+                board, db, index in
                 try undoPayload(.op(target), board: board, db, index: index)
             }
             let version = try LogIndex.load(db, complete: false).version
