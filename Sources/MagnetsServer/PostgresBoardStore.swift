@@ -38,13 +38,20 @@ final class PostgresBoardStore: BoardStore {
         guard let row = try await database.board(named: name) else { return nil }
         // A path of its own, so that two first requests at once never share a file.
         let path = cacheFolder + "/\(name).\(UUID().uuidString.prefix(8)).magnets"
-        let (database, folder) = (self.database, cacheFolder)
+        let database = self.database
         let cache = try await Blocking.run {
             try BoardFile.createCache(
                 path, boardID: row.id, replica: row.replica, checkpointInterval: row.checkpointInterval)
         }
-        _ = folder
         let host = PostgresBoardHost(row: row, cache: cache, database: database)
+        // The cache takes the board's log before anyone can listen to it: those ops are the
+        // board as it was, not ops it takes from now on, and no stream is sent them.
+        do {
+            try await host.board.catchUp()
+        } catch {
+            Self.remove(cache)
+            throw error
+        }
         let (kept, extra) = hosts.withLock { hosts -> (PostgresBoardHost, PostgresBoardHost?) in
             if let existing = hosts[name] { return (existing, host) }
             hosts[name] = host

@@ -73,7 +73,7 @@ struct PostgresTests: ScratchSuite {
         let server = try TestServer(scratch, postgres: cluster.url)
         #expect(server.banner[0].contains("PostgreSQL at 127.0.0.1:\(cluster.port)/postgres"))
         let info = try server.get("/boards/fridge", token: token)
-        #expect(info.status == 200 && info.object["name"] as? String == "fridge" && info.object["ops"] as? Int == 2)
+        #expect(info.status == 200 && info.object["name"] as? String == "fridge" && info.object["ops"] as? Int == 9)
         #expect(try server.get("/boards/empty", token: token).status == 403)
         must("server", "revoke", String(token.prefix(12)), "--postgres", cluster.url)
         #expect(try server.get("/boards/fridge", token: token).status == 401)
