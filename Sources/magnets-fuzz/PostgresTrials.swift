@@ -184,7 +184,8 @@ func postgresRestartTrial(restarts: Int, seed: UInt64, work: String) {
     for restart in 1...restarts {
         usleep(UInt32.random(in: 200_000...1_000_000, using: &rng))
         cluster.stop(Bool.random(using: &rng) ? "fast" : "immediate")
-        usleep(UInt32.random(in: 100_000...1_000_000, using: &rng))
+        // Down for up to 7 s: past the server's 5 s wait for a connection, syncs fail.
+        usleep(UInt32.random(in: 100_000...7_000_000, using: &rng))
         cluster.start()
         let promised = tally.acknowledged.withLock { $0 }
         let clock = cluster.clock()
