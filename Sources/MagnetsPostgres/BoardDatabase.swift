@@ -52,40 +52,57 @@ public final class BoardDatabase: Sendable {
     /// database that is down with growing pauses, and a request must fail cleanly meanwhile.
     static let connectionWait: Duration = .seconds(5)
 
+    /// How long a body may hold its connection before the caller stops waiting for it.
+    static let answerWait: Duration = .seconds(30)
+
     /// Runs `body` on one connection of the pool; errors said as `PostgresStoreError`. When no
-    /// connection comes within `connectionWait`, the database is unavailable (a body that has
-    /// started runs to its end, however long).
+    /// connection comes within `connectionWait`, the database is unavailable (`body` never
+    /// runs). A body still running after `answerWait` (nil: no limit, for a listener) is given
+    /// up: its task is cancelled, its connection closed, and this throws `noAnswer` without
+    /// waiting for it to end. postgres-nio can leave a query written as the database dropped
+    /// the connection waiting forever, deaf to both, and a board's turn must not wait with it.
+    /// A caller whose body keeps state beyond the database must treat `noAnswer` as "the body
+    /// may still be running": the PostgreSQL store retires the board's cache (`PostgresBoard`).
     func withConnection<T: Sendable>(
+        answerWait: Duration? = BoardDatabase.answerWait,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        typealias Outcome = ConnectionOutcome<T>
-        let started = Flag()
         let (client, address) = (self.client, self.address)
+        let wait = ConnectionWait<T>()
         do {
-            return try await withThrowingTaskGroup(of: Outcome.self) { group in
-                group.addTask {
-                    .done(
-                        try await client.withConnection { connection in
-                            started.set()
+            return try await withCheckedThrowingContinuation { continuation in
+                wait.begin(continuation)
+                let work = Task {
+                    do {
+                        let value = try await client.withConnection { connection in
+                            guard wait.start(connection) else { throw CancellationError() }
                             return try await body(connection)
-                        })
+                        }
+                        wait.finish(.success(value))
+                    } catch {
+                        wait.finish(.failure(error))
+                    }
                 }
-                group.addTask {
-                    try await Task.sleep(for: Self.connectionWait)
-                    guard started.isSet else {
-                        throw PostgresStoreError.unavailable(
+                wait.setTimer(
+                    Task {
+                        try await Task.sleep(for: Self.connectionWait)
+                        let refused = PostgresStoreError.unavailable(
                             "cannot reach the database at \(address.display) (no connection within 5 s); "
                                 + "is PostgreSQL running? try again")
-                    }
-                    return .waited
-                }
-                while let outcome = try await group.next() {
-                    if case .done(let value) = outcome {
-                        group.cancelAll()
-                        return value
-                    }
-                }
-                throw CancellationError()
+                        if wait.giveUpWaiting(refused) {
+                            work.cancel()
+                            return
+                        }
+                        guard let answerWait else { return }
+                        try await Task.sleep(for: answerWait - Self.connectionWait)
+                        let silent = PostgresStoreError.noAnswer(
+                            "the database at \(address.display) did not answer within "
+                                + "\(answerWait.components.seconds) s; try again")
+                        if let connection = wait.giveUpRunning(silent) {
+                            work.cancel()
+                            try? await connection.close()
+                        }
+                    })
             }
         } catch {
             throw PostgresStoreError.from(error, address: address)
@@ -242,8 +259,10 @@ public final class BoardDatabase: Sendable {
             SELECT \(board), r, s, l, b FROM unnest(\(replicas)::text[], \(seqs)::int[], \(lamports)::bigint[], \(bodies)::text[]) AS t(r, s, l, b)
             RETURNING n
             """, logger: logger)
-        var largest: Int64 = 0
-        for try await n in rows.decode(Int64.self) { largest = max(largest, n) }
+        var (largest, count): (Int64, Int) = (0, 0)
+        for try await n in rows.decode(Int64.self) { (largest, count) = (max(largest, n), count + 1) }
+        // A stream cut short (its task cancelled) must not pass for the whole answer.
+        guard count == ops.count else { throw CancellationError() }
         return largest
     }
 
@@ -278,7 +297,7 @@ public final class BoardDatabase: Sendable {
     public func listen(
         listening: @escaping @Sendable () async -> Void, notified: @escaping @Sendable (String) async -> Void
     ) async throws {
-        try await withConnection { connection in
+        try await withConnection(answerWait: nil) { connection in
             try await connection.listen(on: Self.channel) { notifications in
                 await listening()
                 for try await notification in notifications { await notified(notification.payload) }
@@ -368,14 +387,68 @@ public final class BoardDatabase: Sendable {
 
 /// What came first of a request's connection and its wait: the request's value, or the end of a
 /// wait that found the request started.
-enum ConnectionOutcome<T: Sendable>: Sendable {
-    case done(T)
-    case waited
-}
+/// One `withConnection` call's wait: it ends once, with the body's outcome or with giving up.
+final class ConnectionWait<T: Sendable>: Sendable {
+    private enum Phase {
+        /// No connection yet.
+        case waiting(CheckedContinuation<T, any Error>)
+        /// The body runs on `connection`.
+        case running(CheckedContinuation<T, any Error>, PostgresConnection)
+        /// Answered (the continuation was resumed).
+        case over
+    }
+    private let phase = Mutex<Phase?>(nil)
+    private let timer = Mutex<Task<Void, any Error>?>(nil)
 
-/// A flag set once, read from any thread.
-final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
+    func begin(_ continuation: CheckedContinuation<T, any Error>) { phase.withLock { $0 = .waiting(continuation) } }
+
+    func setTimer(_ task: Task<Void, any Error>) {
+        let over = phase.withLock { if case .over? = $0 { true } else { false } }
+        if over { task.cancel() } else { timer.withLock { $0 = task } }
+    }
+
+    /// The body got `connection`; false if the caller has given up (the body must not run).
+    func start(_ connection: PostgresConnection) -> Bool {
+        phase.withLock { phase in
+            guard case .waiting(let continuation)? = phase else { return false }
+            phase = .running(continuation, connection)
+            return true
+        }
+    }
+
+    /// The body's outcome, unless the caller has given up already.
+    func finish(_ result: Result<T, any Error>) {
+        let continuation = phase.withLock { phase -> CheckedContinuation<T, any Error>? in
+            switch phase {
+            case .waiting(let continuation)?, .running(let continuation, _)?:
+                phase = .over
+                return continuation
+            default: return nil
+            }
+        }
+        continuation?.resume(with: result)
+        timer.withLock { $0 }?.cancel()
+    }
+
+    /// Ends the wait with `error` if no connection came; false if one did.
+    func giveUpWaiting(_ error: any Error) -> Bool {
+        let continuation = phase.withLock { phase -> CheckedContinuation<T, any Error>? in
+            guard case .waiting(let continuation)? = phase else { return nil }
+            phase = .over
+            return continuation
+        }
+        continuation?.resume(throwing: error)
+        return continuation != nil
+    }
+
+    /// Ends the wait with `error` if the body still runs, returning its connection.
+    func giveUpRunning(_ error: any Error) -> PostgresConnection? {
+        let found = phase.withLock { phase -> (CheckedContinuation<T, any Error>, PostgresConnection)? in
+            guard case .running(let continuation, let connection)? = phase else { return nil }
+            phase = .over
+            return (continuation, connection)
+        }
+        found?.0.resume(throwing: error)
+        return found?.1
+    }
 }

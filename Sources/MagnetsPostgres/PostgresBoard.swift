@@ -19,6 +19,11 @@ import Synchronization
 /// answers. When PostgreSQL fails, the cache forgets the writes; when its commit's outcome is
 /// unknown, the next catch-up brings whatever did land. Within the process one board's requests
 /// take turns (`turns`), as a board file's do on its queue.
+///
+/// When the database does not answer in time (`PostgresStoreError.noAnswer`), the request that
+/// waited may still be running against the cache, so the board retires: every request after
+/// it fails with `unavailable`, and its host serves the board from a new `PostgresBoard` with
+/// a cache of its own, caught up from the log.
 public final class PostgresBoard: Sendable {
     public let row: BoardDatabase.BoardRow
     /// The cache: never written but under `turns`.
@@ -27,6 +32,12 @@ public final class PostgresBoard: Sendable {
     let turns = AsyncLock()
     /// The last `n` of the log the cache holds (read and written under `turns`).
     private let taken = Mutex<Int64>(0)
+    /// Whether the cache has caught up once: the ops of the first catch-up are the board as it
+    /// was when this process took it, and no listener is sent them.
+    private let caughtUp = Atomic<Bool>(false)
+    /// Set when the database did not answer a request in time (see the type's comment).
+    private let retired = Atomic<Bool>(false)
+    public var isRetired: Bool { retired.load(ordering: .acquiring) }
     /// Told of the ops the board takes (own writes and catch-ups alike), each once, in order.
     let publish: @Sendable ([(op: MagnetsCore.Operation, events: [Event])]) -> Void
     /// Whether anyone listens now (events are read back only then).
@@ -54,7 +65,7 @@ public final class PostgresBoard: Sendable {
     public func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
         await turns.lock()
         defer { turns.unlock() }
-        try await database.withConnection { [self] connection in try await catchUp(connection) }
+        try await usingDatabase { [self] connection in try await catchUp(connection) }
         let cache = self.cache
         return try await OffThread.run { try body(cache) }
     }
@@ -63,22 +74,44 @@ public final class PostgresBoard: Sendable {
     public func catchUp() async throws {
         await turns.lock()
         defer { turns.unlock() }
-        try await database.withConnection { [self] connection in try await catchUp(connection) }
+        try await usingDatabase { [self] connection in try await catchUp(connection) }
+    }
+
+    /// `database.withConnection` for a request holding the board's turn: refused once the board
+    /// has retired, and retiring it when the database does not answer in time.
+    private func usingDatabase<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        guard !isRetired else {
+            throw PostgresStoreError.unavailable(
+                "the database at \(database.address.display) did not answer a request in time; try again")
+        }
+        do {
+            return try await database.withConnection(body)
+        } catch PostgresStoreError.noAnswer(let why) {
+            retired.store(true, ordering: .releasing)
+            throw PostgresStoreError.noAnswer(why)
+        }
     }
 
     /// Imports the ops committed after the last one the cache holds (under `turns`).
     private func catchUp(_ connection: PostgresConnection) async throws {
         let last = taken.withLock { $0 }
         let rows = try await database.ops(board: row.name, after: last, connection)
-        guard let newest = rows.last?.n else { return }
-        let (cache, id, events) = (self.cache, row.id, listening())
+        let first = !caughtUp.load(ordering: .acquiring)
+        guard let newest = rows.last?.n else {
+            caughtUp.store(true, ordering: .releasing)
+            return
+        }
+        let (cache, id, events) = (self.cache, row.id, !first && listening())
         let written = try await OffThread.run {
             let ops = try rows.map { try OpBundle.parseLine(Substring($0.body)) }
             let header = OpBundle.Header(board: id, clock: VectorClock(), count: ops.count)
             return try cache.write(group: [.importOps(header: header, ops: ops)], events: events)[0].get()
         }
-        taken.withLock { $0 = newest }
-        publish(written.taken)
+        taken.withLock { $0 = max($0, newest) }
+        caughtUp.store(true, ordering: .releasing)
+        if !first { publish(written.taken) }
     }
 
     /// Applies one write; durable in the database before this returns success.
@@ -120,7 +153,7 @@ public final class PostgresBoard: Sendable {
     /// One PostgreSQL transaction for `writes` (under `turns`): see the type's comment.
     private func commit(_ writes: [BoardWrite]) async throws -> [Result<BoardWritten, any Error>] {
         let (cache, name, events, logger) = (self.cache, row.name, listening(), database.logger)
-        return try await database.withConnection { [self] connection in
+        return try await usingDatabase { [self] connection in
             try await connection.query("BEGIN", logger: logger)
             var open = true
             do {
@@ -150,7 +183,7 @@ public final class PostgresBoard: Sendable {
                     try? await OffThread.run { try cache.endGroup(commit: false) }
                     throw error
                 }
-                if let newest { taken.withLock { $0 = newest } }
+                if let newest { taken.withLock { $0 = max($0, newest) } }
                 return results
             } catch {
                 if open { _ = try? await connection.query("ROLLBACK", logger: logger) }

@@ -8,6 +8,9 @@ public enum PostgresStoreError: LocalizedError, Equatable {
     /// The database cannot be reached now, or the connection was lost (a request may be tried
     /// again: nothing it sent was acknowledged).
     case unavailable(String)
+    /// The database did not answer a request in time; what the request sent may or may not have
+    /// been committed (a sync tried again finds out).
+    case noAnswer(String)
     /// The database refused a statement (its message).
     case refused(String)
     /// `server add` of a name the database has already.
@@ -16,7 +19,7 @@ public enum PostgresStoreError: LocalizedError, Equatable {
     public var errorDescription: String? {
         switch self {
         case .badAddress(let why): "--postgres: \(why)"
-        case .unavailable(let why): why
+        case .unavailable(let why), .noAnswer(let why): why
         case .refused(let why): "the database refused: \(why)"
         case .boardExists(let name): "there is a board '\(name)' in the database already; choose another name"
         }

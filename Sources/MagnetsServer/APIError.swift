@@ -25,7 +25,10 @@ struct APIError: HTTPResponseError {
         if let error = error as? APIError { return error }
         if let error = error as? PostgresStoreError {
             let sentence = error.errorDescription ?? "\(error)"
-            if case .unavailable = error { return APIError(.serviceUnavailable, sentence) }
+            switch error {
+            case .unavailable, .noAnswer: return APIError(.serviceUnavailable, sentence)
+            default: break
+            }
             return APIError(.internalServerError, sentence)
         }
         guard let error = error as? StoreError else {

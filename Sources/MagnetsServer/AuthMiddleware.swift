@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPTypes
 import Hummingbird
+import MagnetsPostgres
 
 /// Runs blocking work (SQLite reads, opening a board file) on a dispatch thread, not on the
 /// thread the request's task runs on.
@@ -53,7 +54,13 @@ struct AuthMiddleware: RouterMiddleware {
             throw APIError(.notFound, "no board '\(name)' on this server")
         }
         context.board = host
-        return try await next(request, context)
+        do {
+            return try await next(request, context)
+        } catch let error as PostgresStoreError {
+            // The database failing under a route: 503 while it is unreachable, else 500, each
+            // with its one sentence (SPEC §7), as for the token and board lookups above.
+            throw APIError.from(error)
+        }
     }
 
     /// The bearer token of the request (`?token=` only on `/events`).

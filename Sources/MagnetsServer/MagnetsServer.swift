@@ -77,9 +77,12 @@ public struct BoardServer: Sendable {
         let events = EventStreamsService(boards: boards)
         // The event streams are ended first (services stop in reverse order), so that the server
         // does not wait on them; then the server finishes the requests in flight.
-        let services = ServiceGroup(
-            configuration: .init(
-                services: before + [app] + after + [events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var configuration = ServiceGroupConfiguration(
+            services: before + [app] + after + [events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // A stop waits this long for requests in flight, then cancels what is left: a request
+        // given up on while the database was away may never end, nor return its connection.
+        configuration.maximumGracefulShutdownDuration = .seconds(30)
+        let services = ServiceGroup(configuration: configuration)
         defer { boards.closeAll() }
         do {
             try await services.run()

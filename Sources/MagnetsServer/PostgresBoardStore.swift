@@ -36,22 +36,7 @@ final class PostgresBoardStore: BoardStore {
         guard BoardDirectory.isBoardName(name) else { return nil }
         if let host = hosts.withLock({ $0[name] }) { return host }
         guard let row = try await database.board(named: name) else { return nil }
-        // A path of its own, so that two first requests at once never share a file.
-        let path = cacheFolder + "/\(name).\(UUID().uuidString.prefix(8)).magnets"
-        let database = self.database
-        let cache = try await Blocking.run {
-            try BoardFile.createCache(
-                path, boardID: row.id, replica: row.replica, checkpointInterval: row.checkpointInterval)
-        }
-        let host = PostgresBoardHost(row: row, cache: cache, database: database)
-        // The cache takes the board's log before anyone can listen to it: those ops are the
-        // board as it was, not ops it takes from now on, and no stream is sent them.
-        do {
-            try await host.board.catchUp()
-        } catch {
-            Self.remove(cache)
-            throw error
-        }
+        let host = try await PostgresBoardHost(row: row, database: database, cacheFolder: cacheFolder)
         let (kept, extra) = hosts.withLock { hosts -> (PostgresBoardHost, PostgresBoardHost?) in
             if let existing = hosts[name] { return (existing, host) }
             hosts[name] = host
@@ -89,7 +74,7 @@ final class PostgresBoardStore: BoardStore {
     }
 
     func closeAll() {
-        for host in hosts.withLock({ Array($0.values) }) { Self.remove(host.board.cache) }
+        for host in hosts.withLock({ Array($0.values) }) { host.closeAll() }
         try? FileManager.default.removeItem(atPath: cacheFolder)
     }
 
@@ -100,28 +85,89 @@ final class PostgresBoardStore: BoardStore {
 }
 
 /// One board of the database, served by this process: its `PostgresBoard` and its listeners.
+/// A board that retires (the database did not answer in time) is replaced by a new one with a
+/// cache of its own; the listeners stay.
 final class PostgresBoardHost: HostedBoard {
-    let board: PostgresBoard
-    let events: EventHub
+    let row: BoardDatabase.BoardRow
+    let database: BoardDatabase
+    let cacheFolder: String
+    let events = EventHub()
+    private let current: Mutex<PostgresBoard>
+    /// Retired boards' caches, removed with the others when the server stops (a request given
+    /// up on may still be using one).
+    private let retired = Mutex<[BoardFile]>([])
     /// A catch-up for the listeners is queued and has not started.
     private let catchUpQueued = Atomic<Bool>(false)
 
-    init(row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase) {
-        let events = EventHub()
-        self.events = events
-        board = PostgresBoard(
+    /// Makes the board's first cache and catches it up, before anyone can listen to it.
+    init(row: BoardDatabase.BoardRow, database: BoardDatabase, cacheFolder: String) async throws {
+        self.row = row
+        self.database = database
+        self.cacheFolder = cacheFolder
+        let events = self.events
+        current = Mutex(try await Self.makeBoard(row, database, cacheFolder, events))
+    }
+
+    /// A board on a new cache file, caught up from the log: those ops are the board as it was,
+    /// not ops it takes from now on, and no stream is sent them.
+    private static func makeBoard(
+        _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ events: EventHub
+    ) async throws -> PostgresBoard {
+        // A path of its own, so that two first requests at once never share a file.
+        let path = folder + "/\(row.name).\(UUID().uuidString.prefix(8)).magnets"
+        let cache = try await Blocking.run {
+            try BoardFile.createCache(
+                path, boardID: row.id, replica: row.replica, checkpointInterval: row.checkpointInterval)
+        }
+        let board = PostgresBoard(
             row: row, cache: cache, database: database, listening: { events.hasListeners },
             publish: { taken in events.publish(taken) })
+        do {
+            try await board.catchUp()
+        } catch {
+            PostgresBoardStore.remove(cache)
+            throw error
+        }
+        return board
     }
 
-    var name: String { board.row.name }
-    var boardID: String { board.row.id }
+    var board: PostgresBoard { current.withLock { $0 } }
+    var name: String { row.name }
+    var boardID: String { row.id }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
-        try await board.read(body)
+        let board = self.board
+        do {
+            return try await board.read(body)
+        } catch {
+            await replaceIfRetired(board)
+            throw error
+        }
     }
 
-    func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> { await board.write(item) }
+    func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
+        let board = self.board
+        let result = await board.write(item)
+        if case .failure = result { await replaceIfRetired(board) }
+        return result
+    }
+
+    /// Serves the board from a new cache if `board` has retired and is still the current one.
+    /// When the new one cannot be made (the database is still away), the next request tries.
+    private func replaceIfRetired(_ board: PostgresBoard) async {
+        guard board.isRetired, self.board === board else { return }
+        guard let fresh = try? await Self.makeBoard(row, database, cacheFolder, events) else { return }
+        let replaced = current.withLock { current -> Bool in
+            guard current === board else { return false }
+            current = fresh
+            return true
+        }
+        if replaced {
+            retired.withLock { $0.append(board.cache) }
+        } else {
+            PostgresBoardStore.remove(fresh.cache)
+        }
+    }
 
     /// Catches up once for any number of notifications that come before it starts.
     func catchUpSoon() {
@@ -129,8 +175,14 @@ final class PostgresBoardHost: HostedBoard {
         else { return }
         Task {
             catchUpQueued.store(false, ordering: .releasing)
-            try? await board.catchUp()
+            let board = self.board
+            do { try await board.catchUp() } catch { await replaceIfRetired(board) }
         }
+    }
+
+    func closeAll() {
+        PostgresBoardStore.remove(board.cache)
+        for cache in retired.withLock({ $0 }) { PostgresBoardStore.remove(cache) }
     }
 }
 

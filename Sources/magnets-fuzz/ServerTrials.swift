@@ -75,7 +75,7 @@ func must(_ arguments: [String], in folder: String) -> String {
 }
 
 func fail(_ message: String) -> Never {
-    print("FAILED: \(message)")
+    print("FAILED: \(message) (the trial's files, the servers' log among them, are kept in \(work))")
     exit(1)
 }
 
@@ -103,7 +103,10 @@ final class ServerProcess: Sendable {
             process.arguments = ["serve"] + store + ["--port", String(port), "--open"]
             let out = Pipe()
             process.standardOutput = out
-            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            // Its log, kept beside the trial's files for a failure's post-mortem.
+            // (Appended to by every server of the trial at once: O_APPEND keeps their lines whole.)
+            let log = open(folder + "/serve.log", O_WRONLY | O_APPEND | O_CREAT, 0o644)
+            process.standardError = log >= 0 ? FileHandle(fileDescriptor: log, closeOnDealloc: true) : nil
             do { try process.run() } catch { fail("cannot start the server: \(error)") }
             var seen = Data()
             var byte: UInt8 = 0
