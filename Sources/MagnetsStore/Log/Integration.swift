@@ -54,7 +54,9 @@ enum Integration {
         func apply(_ op: Operation) throws {
             let outcome = board.apply(op)
             let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
-            try writer.add(op, stored: stored, db, index: &index) { BoardSnapshot.encode(board) }
+            try writer.add(op.id, lamport: op.lamport, stored: stored?[...], db, index: &index) {
+                BoardSnapshot.encode(board)
+            }
         }
         var next = 0  // the next new op to apply
         if replaysHeld {
@@ -77,13 +79,16 @@ enum Integration {
     }
 
     /// Appends new ops to the log (their outcomes are the writer's business).
-    static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
+    static func insert(_ fresh: some Sequence<Operation>, _ db: Database, index: inout LogIndex) throws {
         var inserter = try OpRows.Inserter(db)
-        for (k, op) in fresh.enumerated() {
+        // The version vector moves on once per run of one replica's ops: at the run's last op.
+        var last: (id: OpID, lamport: Int)?
+        for op in fresh {
+            if let last, last.id.replica != op.id.replica { index.advance(last.id, lamport: last.lamport) }
             try inserter.insert(op, db, index: &index)
-            // The version vector moves on once per run of one replica's ops.
-            if k + 1 == fresh.count || fresh[k + 1].id.replica != op.id.replica { index.advance(with: op) }
+            last = (op.id, op.lamport)
         }
+        if let last { index.advance(last.id, lamport: last.lamport) }
         try inserter.finish(db)
     }
 
@@ -125,14 +130,16 @@ enum Integration {
         var writer = try DerivedWriter(from: replay.start, interval: interval, db, index: index)
         let sameLabels = index.labels.names == replay.startLabels
         var position = replay.start.position
-        for (op, stored) in zip(replay.ops, replay.stored) {
+        for k in replay.ops.indices {
             position += 1
-            var bytes = stored
+            var bytes = replay.stored[k]?[...]
             if !sameLabels {
-                let events = try OpRows.events(for: op, stored: stored?[...], labels: replay.labels)
-                bytes = OpRows.storedEvents(for: op, events, labels: &index.labels)
+                let events = try OpRows.events(for: replay.ops[k], stored: bytes, labels: replay.labels)
+                bytes = OpRows.storedEvents(for: replay.ops[k], events, labels: &index.labels)?[...]
             }
-            try writer.add(op, stored: bytes, db, index: &index) { replay.checkpoints[position]! }
+            try writer.add(replay.ops[k].id, lamport: replay.ops[k].lamport, stored: bytes, db, index: &index) {
+                replay.checkpoints[position]!
+            }
         }
         if sameLabels { index.labels = replay.labels }
         try writer.finish(replay.board, replacing: current, db, index: &index)
@@ -195,11 +202,14 @@ public struct Replay: Sendable {
 struct DerivedWriter {
     private var outcomes: OutcomeWriter
     private var position: Int
-    /// The version vector of the ops written so far, but for the replica of the last op: its
-    /// seq is `last`'s until another replica's op comes (ops come in runs of one replica, and a
-    /// replica's seqs grow along the replay order).
-    private var clock: VectorClock
-    private var last: (replica: String, id: Int64, seq: Int)?
+    /// The version vector at the start; with `met`, that of the ops written so far.
+    private let startClock: VectorClock
+    /// Each replica met since the start, with its local number and its latest op's seq (a
+    /// replica's seqs grow along the replay order), in the order met; `slots` finds one by name.
+    /// Concurrent ops of two replicas alternate: the two used last are compared first.
+    private var met: [(replica: String, id: Int64, seq: Int)] = []
+    private var slots: [String: Int] = [:]
+    private var recent = (-1, -1)
     private let interval: Int
 
     /// Cuts the outcome pages and the checkpoints where a replay after `start` begins.
@@ -207,33 +217,48 @@ struct DerivedWriter {
         try CheckpointRecord.filter(CheckpointRecord.Columns.position > start.position).deleteAll(db)
         outcomes = try OutcomeWriter(after: start.after, db, index: index)
         position = start.position
-        clock = start.clock
+        startClock = start.clock
         self.interval = interval
     }
 
-    /// The next op of the replay and its outcome as stored (`OpRows.storedEvents`, nil when plain);
-    /// `snapshot` gives the board after it as a checkpoint stores it (`BoardSnapshot`), asked for
-    /// where a checkpoint falls.
+    /// The next op of the replay (its id and Lamport number) and its outcome as stored
+    /// (`OpRows.storedEvents`, nil when plain); `snapshot` gives the board after it as a checkpoint
+    /// stores it (`BoardSnapshot`), asked for where a checkpoint falls.
     mutating func add(
-        _ op: Operation, stored: [UInt8]?, _ db: Database, index: inout LogIndex, snapshot: () -> String
+        _ id: OpID, lamport: Int, stored: ArraySlice<UInt8>?, _ db: Database, index: inout LogIndex,
+        snapshot: () -> String
     ) throws {
         position += 1
-        if let last, last.replica == op.id.replica {
-            self.last!.seq = op.id.seq
-        } else {
-            if let last { clock[last.replica] = last.seq }
-            last = (op.id.replica, try index.replicaID(op.id.replica, db), op.id.seq)
-        }
+        let k = try slot(of: id.replica, db, index: &index)
+        met[k].seq = id.seq
         if let bytes = stored {
-            try outcomes.add(OpKey(lamport: op.lamport, replica: last!.id), bytes, db)
+            try outcomes.add(OpKey(lamport: lamport, replica: met[k].id), bytes, db)
         }
         if position % interval == 0 {
-            clock[op.id.replica] = op.id.seq
+            var clock = startClock
+            for replica in met { clock[replica.replica] = replica.seq }
             try CheckpointRecord(
-                position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
+                position: position, lamport: lamport, replica: id.replica, clock: clock.description,
                 board: snapshot()
             ).insert(db, onConflict: .replace)
         }
+    }
+
+    /// Where `replica` is in `met` (added when first met).
+    private mutating func slot(of replica: String, _ db: Database, index: inout LogIndex) throws -> Int {
+        if recent.0 >= 0, met[recent.0].replica == replica { return recent.0 }
+        let k: Int
+        if recent.1 >= 0, met[recent.1].replica == replica {
+            k = recent.1
+        } else if let found = slots[replica] {
+            k = found
+        } else {
+            k = met.count
+            met.append((replica, try index.replicaID(replica, db), 0))
+            slots[replica] = k
+        }
+        recent = (k, recent.0)
+        return k
     }
 
     /// Writes the last outcome page, the board after the replay (as a diff from `current`, or
@@ -250,7 +275,7 @@ struct DerivedWriter {
 /// Lamport number are gathered and sorted before they are written.
 struct OutcomeWriter {
     private var pages: OutcomePages.Writer
-    private var pending: [(key: OpKey, events: [UInt8])] = []
+    private var pending: [(key: OpKey, events: ArraySlice<UInt8>)] = []
 
     /// Cuts the pages where a replay after `after` starts: the entries of ops up to `after` stay.
     init(after: OrderKey?, _ db: Database, index: LogIndex) throws {
@@ -259,19 +284,19 @@ struct OutcomeWriter {
             for entry in pages.removedAtCut {
                 guard let name = index.replicaNames[entry.key.replica], !ReplicaOrder.precedes(after.replica, name)
                 else { continue }
-                pending.append((entry.key, Array(entry.events)))
+                pending.append((entry.key, entry.events))
             }
         }
     }
 
-    mutating func add(_ key: OpKey, _ events: [UInt8], _ db: Database) throws {
+    mutating func add(_ key: OpKey, _ events: ArraySlice<UInt8>, _ db: Database) throws {
         if let lamport = pending.first?.key.lamport, lamport != key.lamport { try flush(db) }
         pending.append((key, events))
     }
 
     private mutating func flush(_ db: Database) throws {
         if pending.count > 1 { pending.sort { $0.key < $1.key } }
-        for entry in pending { try pages.add(OutcomePages.Entry(key: entry.key, events: entry.events[...]), db) }
+        for entry in pending { try pages.add(OutcomePages.Entry(key: entry.key, events: entry.events), db) }
         pending.removeAll(keepingCapacity: true)
     }
 

@@ -82,10 +82,15 @@ extension BoardFile {
         for (k, id) in shared.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
             throw StoreError.replicaClash(id.replica)
         }
-        let (intoB, intoA) = try Parallel.both(
-            { try a.ops(notCoveredBy: stateB.clock, lamports: stateB.lamports) },
-            { try b.ops(notCoveredBy: stateA.clock, lamports: stateA.lamports) })
-        let (freshA, freshB) = try Parallel.both({ try a.admit(intoA) }, { try b.admit(intoB) })
+        // What each lacks, read from the other and checked (the ops read are held only by what
+        // this returns).
+        func lacking() throws -> (intoA: [Operation], intoB: [Operation]) {
+            let (intoB, intoA) = try Parallel.both(
+                { try a.ops(notCoveredBy: stateB.clock, lamports: stateB.lamports) },
+                { try b.ops(notCoveredBy: stateA.clock, lamports: stateA.lamports) })
+            return try Parallel.both({ try a.admit(intoA) }, { try b.admit(intoB) })
+        }
+        var (freshA, freshB) = try lacking()
         let clock = stateA.clock.merged(with: stateB.clock)
         if freshA.isEmpty || freshB.isEmpty {
             // One side receives: it replays on its own (from its end, when the new ops all sort
@@ -105,32 +110,35 @@ extension BoardFile {
             { try a.sharedPart(before: earliest, heldBy: stateB.clock, lamportBound: lamportBound) },
             { try b.sharedPart(before: earliest, heldBy: stateA.clock, lamportBound: lamportBound) })
         guard partA == partB else { throw StoreError.sharedPartDiffers(stateA.name, stateB.name) }
+        let counts = (intoA: freshA.count, intoB: freshB.count)
+        let window = SyncWindow(partA.ops, intoA: freshA, intoB: freshB)
+        (freshA, freshB) = ([], [])  // (the window holds the only copy of each op)
         let (replay, conflicts) = try Parallel.both(
-            { replayWindow(partA, intoA: freshA, intoB: freshB, interval: a.checkpointInterval) },
+            { replayWindow(partA, window, interval: a.checkpointInterval) },
             {
                 // Meanwhile both files take in their new ops, which do not depend on the replay.
-                try a.insert(freshA)
-                try b.insert(freshB)
+                try a.insert(window, lackedBy: .a)
+                try b.insert(window, lackedBy: .b)
             }
         ).0
         _ = try Parallel.both({ try a.apply(replay) }, { try b.apply(replay) })
         return SyncReport(
-            intoA: freshA.count, intoB: freshB.count, conflictCount: conflicts.count, conflicts: conflicts.listed,
+            intoA: counts.intoA, intoB: counts.intoB, conflictCount: conflicts.count, conflicts: conflicts.listed,
             clock: clock, dryRun: dryRun)
     }
 
-    /// Replays the part of the replay order a sync changes once, for both sides: `part` (what both
-    /// held) merged with the ops each lacked, with the conflicts between an op A lacked and an op B
-    /// lacked (SPEC §4), found as the replay goes.
-    static func replayWindow(_ part: SharedPart, intoA freshA: [Operation], intoB freshB: [Operation], interval: Int)
+    /// Replays the part of the replay order a sync changes once, for both sides: `window` (`part`'s
+    /// ops and those each side lacked), from `part`'s start, with the conflicts between an op A
+    /// lacked and an op B lacked (SPEC §4), found as the replay goes.
+    static func replayWindow(_ part: SharedPart, _ window: SyncWindow, interval: Int)
         -> (Replay, (count: Int, listed: [Conflict])) {
-        // The window, in replay order, and which side lacked each op: 1 A, 2 B, 0 neither.
-        let (window, sides) = merged(part.ops, freshA, freshB)
-        var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
+        let sides = window.sides
+        var finder = Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] }
         var conflicts: (count: Int, listed: [Conflict]) = (0, [])
         var found: [Conflict] = []
-        let replay = Integration.replay(window, from: part.start, interval: interval, labels: part.labels) { i, outcome in
-            finder.add(i, of: window, outcome, into: &found)
+        let ops = window.ops
+        let replay = Integration.replay(ops, from: part.start, interval: interval, labels: part.labels) { i, outcome in
+            finder.add(i, of: ops, outcome, into: &found)
             guard !found.isEmpty else { return }
             conflicts.count += found.count
             conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
@@ -138,27 +146,49 @@ extension BoardFile {
         }
         return (replay, conflicts)
     }
+}
 
-    /// Three lists in replay order merged into one, with the list each op came from: 0 `common`,
-    /// 1 `intoA`, 2 `intoB`.
-    private static func merged(_ common: [Operation], _ intoA: [Operation], _ intoB: [Operation])
-        -> (ops: [Operation], sides: [UInt8]) {
-        let lists = [common, intoA, intoB]
-        var next = [0, 0, 0]
-        var ops: [Operation] = []
-        var sides: [UInt8] = []
+/// The part of the replay order a sync replays: the ops both sides held there and those each
+/// lacked, merged in replay order, with the side that lacked each.
+public struct SyncWindow: Sendable {
+    /// Which side lacked an op.
+    public enum Side: Sendable {
+        case neither, a, b
+    }
+
+    private(set) var ops: [Operation] = []
+    private(set) var sides: [Side] = []
+
+    init(_ common: [Operation], intoA: [Operation], intoB: [Operation]) {
         ops.reserveCapacity(common.count + intoA.count + intoB.count)
         sides.reserveCapacity(ops.capacity)
-        while true {
-            var best: Int?
-            for k in 0..<3 where next[k] < lists[k].count {
-                if let b = best, !Operation.replaysBefore(lists[k][next[k]], lists[b][next[b]]) { continue }
-                best = k
-            }
-            guard let k = best else { return (ops, sides) }
-            ops.append(lists[k][next[k]])
-            sides.append(UInt8(k))
-            next[k] += 1
+        var (c, a, b) = (0, 0, 0)
+        // (Ops are compared in place: copying one to compare costs more than the comparison.)
+        func first(_ x: [Operation], _ i: Int, before y: [Operation], _ j: Int) -> Bool {
+            guard j < y.count else { return true }
+            guard i < x.count else { return false }
+            if x[i].lamport != y[j].lamport { return x[i].lamport < y[j].lamport }
+            return ReplicaOrder.precedes(x[i].id.replica, y[j].id.replica)
         }
+        while c < common.count || a < intoA.count || b < intoB.count {
+            if first(common, c, before: intoA, a), first(common, c, before: intoB, b) {
+                ops.append(common[c])
+                sides.append(.neither)
+                c += 1
+            } else if first(intoA, a, before: intoB, b) {
+                ops.append(intoA[a])
+                sides.append(.a)
+                a += 1
+            } else {
+                ops.append(intoB[b])
+                sides.append(.b)
+                b += 1
+            }
+        }
+    }
+
+    /// The ops `side` lacked, in replay order.
+    func ops(lackedBy side: Side) -> some Sequence<Operation> {
+        zip(ops, sides).lazy.filter { $0.1 == side }.map(\.0)
     }
 }

@@ -21,9 +21,16 @@ struct FileSession: SyncSession {
     let file: BoardFile
     let state: PeerState
 
+    /// The page cache a session may fill, in KiB (SQLite's default: 2 MiB, restored when the
+    /// session ends): a sync reads the ops of a file and then inserts among them, and with the
+    /// default cache it reads those pages twice and writes many twice.
+    static let cacheKiB = 16_384
+    static let defaultCacheKiB = 2_000
+
     init(_ file: BoardFile) throws {
         self.file = file
         state = try file.inSession(begin: true) { db in
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)")
             let index = try LogIndex.load(db, complete: false)
             return PeerState(boardID: file.boardID, clock: index.version, lamports: index.lamports, name: file.path)
         }
@@ -70,10 +77,10 @@ struct FileSession: SyncSession {
         }
     }
 
-    func insert(_ fresh: [Operation]) throws {
+    func insert(_ window: SyncWindow, lackedBy side: SyncWindow.Side) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            try Integration.insert(fresh, db, index: &index)
+            try Integration.insert(window.ops(lackedBy: side), db, index: &index)
             try index.save(db)
         }
     }
@@ -86,11 +93,17 @@ struct FileSession: SyncSession {
     }
 
     func commit() throws {
-        try file.inSession { db in try db.commit() }
+        try file.inSession { db in
+            try db.commit()
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.defaultCacheKiB)")
+        }
     }
 
     func rollback() {
-        _ = try? file.inSession { db in try db.rollback() }
+        _ = try? file.inSession { db in
+            try db.rollback()
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.defaultCacheKiB)")
+        }
     }
 }
 

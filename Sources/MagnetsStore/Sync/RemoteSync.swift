@@ -109,10 +109,10 @@ extension BoardFile {
                     let earliest = min(OrderKey(intoFile[0]), OrderKey(intoRemote[0]))
                     let part = try file.sharedPart(
                         before: earliest, heldBy: remoteClock, lamportBound: shared.map(\.lamport).max() ?? 0)
-                    let (replay, conflicts) = replayWindow(
-                        part, intoA: intoFile, intoB: intoRemote, interval: file.checkpointInterval)
+                    let window = SyncWindow(part.ops, intoA: intoFile, intoB: intoRemote)
+                    let (replay, conflicts) = replayWindow(part, window, interval: file.checkpointInterval)
                     if !dryRun {
-                        try file.insert(intoFile)
+                        try file.insert(window, lackedBy: .a)
                         try file.apply(replay)
                     }
                     return conflicts

@@ -71,8 +71,9 @@ public protocol SyncSession: Sendable {
     /// Takes admitted ops with everything they derive, replaying on its own what they change.
     func take(_ fresh: [MagnetsCore.Operation]) throws
 
-    /// Adds admitted ops to its log; what they derive comes with `apply`.
-    func insert(_ fresh: [MagnetsCore.Operation]) throws
+    /// Adds the ops of `window` that `side` lacked (admitted) to its log; what they derive comes
+    /// with `apply`.
+    func insert(_ window: SyncWindow, lackedBy side: SyncWindow.Side) throws
 
     /// Writes a replay made for both sides of a sync, from the start of its `sharedPart` on.
     func apply(_ replay: Replay) throws
