@@ -44,8 +44,18 @@ extension BoardFile {
         author: String, time: Int64, readsLog: Bool, _ db: Database,
         _ make: (Board, Database, LogIndex) throws -> Payload
     ) throws -> Recorded {
+        var none: RecentStarts?
+        return try record(author: author, time: time, readsLog: readsLog, db, recent: &none, make)
+    }
+
+    /// `record`, reading the current board from `recent` when it holds it, and keeping `recent`
+    /// true of the file.
+    func record(
+        author: String, time: Int64, readsLog: Bool, _ db: Database, recent: inout RecentStarts?,
+        _ make: (Board, Database, LogIndex) throws -> Payload
+    ) throws -> Recorded {
         var index = try LogIndex.load(db, complete: readsLog)
-        let (board, count) = try BoardState.loadState(db, index: index)
+        let (board, count) = try recent?.current ?? BoardState.loadState(db, index: index)
         let payload = try make(board, db, index)
         if let problem = payload.problem { throw StoreError.refused(problem) }
         guard Validation.isAuthor(author) else {
@@ -63,7 +73,7 @@ extension BoardFile {
         let outcome = trial.apply(op)
         if let rejection = outcome.rejection { throw StoreError.refused(rejection.description) }
         let after = try Integration.write(
-            [op], current: (board, count), interval: checkpointInterval, db, index: &index)
+            [op], current: (board, count), interval: checkpointInterval, db, index: &index, recent: &recent)
         return Recorded(op: op, outcome: outcome, board: after)
     }
 }

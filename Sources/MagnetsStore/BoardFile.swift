@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MagnetsCore
+import Synchronization
 
 /// One board = one SQLite file in WAL mode. The op log is the truth; the tables of current
 /// state, outcomes and checkpoints are derived from it and updated in the same transaction as
@@ -28,6 +29,9 @@ public final class BoardFile: Sendable {
     public static let defaultCheckpointInterval = 16_384
     /// This board's checkpoint interval.
     public let checkpointInterval: Int
+    /// Where group writes (`write(group:)`) may start a replay, and the file's state they are
+    /// true of; nil until the first group write.
+    let recentStarts = Mutex<(stamp: RecentStarts.Stamp, starts: RecentStarts)?>(nil)
     /// How long a writer waits for another's lock before it gives up.
     public static let busyTimeout: TimeInterval = 10
 

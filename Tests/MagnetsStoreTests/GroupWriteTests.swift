@@ -54,4 +54,112 @@ struct GroupWriteTests: BoardFileMaking {
         #expect(current.board.size == Size(width: 900, height: 600))
         #expect(try server.check().isClean)
     }
+
+    /// The ops `file` made, each as a one-op bundle the way a client sends it.
+    private func singleOpWrites(of file: BoardFile, since: VectorClock) throws -> [BoardWrite] {
+        try file.opsForExport(since: since).ops.map { op in
+            var clock = op.context
+            clock[op.id.replica] = op.id.seq
+            let parsed = try OpBundle.parse(OpBundle.encode(board: file.boardID, clock: clock, since: nil, ops: [op]))
+            return .importOps(header: parsed.header, ops: parsed.ops)
+        }
+    }
+
+    /// Imports what `file` lacks of `source`.
+    private func catchUp(_ file: BoardFile, from source: BoardFile) throws {
+        let since = try file.current().clock
+        let ops = try source.opsForExport(since: since).ops
+        _ = try file.importOps(
+            bundle: OpBundle.encode(board: source.boardID, clock: try source.current().clock, since: since, ops: ops),
+            name: "catch-up")
+    }
+
+    /// Many concurrent single-op writes, taken in groups of varying size (with refused ones and
+    /// writes outside the groups between them), start their replays from the starts kept in memory
+    /// (`RecentStarts`); the file must end exactly as one that took the same ops by plain imports.
+    @Test("group writes of concurrent ops end as plain imports of them do, starts kept in memory or not")
+    func recentStartsKeepTheFileRight() throws {
+        let server = try make("server.magnets", replica: "server", interval: 100)
+        try server.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        for k in 0..<6 {
+            try server.record(author: "s") { _ in
+                .pull(letter: "A", color: "red", target: .point(Point(x: Double(50 + 120 * k), y: 300)))
+            }
+        }
+        try server.record(author: "s") { _ in
+            .zoneAdd(Zone(name: "z", rect: Rect(x: 400, y: 100, width: 200, height: 200), capacity: 2))
+        }
+        let base = try server.current()
+        let magnets = base.board.magnets.keys.sorted { $0.description < $1.description }
+        #expect(magnets.count == 6)
+        let reference = try server.clone(to: folder.appendingPathComponent("reference.magnets").path, replica: "ref")
+        var perClient: [[BoardWrite]] = []
+        for c in 0..<7 {
+            let client = try server.clone(to: folder.appendingPathComponent("c\(c).magnets").path, replica: "c\(c)")
+            var generator = SeededRandom(seed: UInt64(c + 1))
+            for _ in 0..<60 {
+                let magnet = magnets[Int(generator.next() % 6)]
+                let point = Point(x: Double(generator.next() % 1000), y: Double(generator.next() % 700))
+                try client.record(author: "c") { _ in .move(magnet: magnet, target: .point(point)) }
+            }
+            perClient.append(try singleOpWrites(of: client, since: base.clock))
+        }
+        // Round robin, in the order many clients sending at once deliver them: each round's in
+        // a random order, so that most ops sort among the last few, not after them.
+        var shuffler = SeededRandom(seed: 7)
+        var sends: [BoardWrite] = []
+        for n in 0..<60 { sends += (0..<6).shuffled(using: &shuffler).map { c in perClient[c][n] } }
+        // The seventh client's ops come by plain imports between the groups (as `magnets ops
+        // import` on the server's file would): they sort before starts kept in memory, which
+        // must not be trusted after them.
+        var outside = perClient[6][...]
+        var generator = SeededRandom(seed: 99)
+        var next = 0
+        var commands = 0
+        while next < sends.count {
+            let size = min(sends.count - next, 1 + Int(generator.next() % 9))
+            var group = Array(sends[next..<next + size])
+            // An op sent again is skipped; a bundle of another board is refused; neither changes the file.
+            group.append(sends[next])
+            group.insert(
+                .importOps(header: OpBundle.Header(board: "another", clock: VectorClock(), count: 0), ops: []), at: 0)
+            // A command of the page's now and then: the server's own op, after every other.
+            if generator.next() % 4 == 0 {
+                let to = Point(x: Double(generator.next() % 1000), y: Double(generator.next() % 700))
+                group.append(
+                    .command(.move(magnet: magnets[1].description, target: .point(to)), author: "page", time: 1))
+                commands += 1
+            }
+            let results = server.write(group: group)
+            #expect(results.dropFirst().allSatisfy { (try? $0.get()) != nil })
+            #expect((try? results[0].get()) == nil)
+            next += size
+            if generator.next() % 3 == 0, case .importOps(let header, let ops) = outside.popFirst() {
+                _ = try server.importOps((header, ops))
+            }
+        }
+        for c in 0..<7 {
+            for write in perClient[c] {
+                guard case .importOps(let header, let ops) = write else { continue }
+                _ = try reference.importOps((header, ops))
+            }
+        }
+        let sentOutside = 60 - outside.count
+        #expect(sentOutside > 10 && commands > 10)
+        try catchUp(reference, from: server)
+        #expect(try server.check().isClean)
+        let (mine, theirs) = (try server.current(), try reference.current())
+        #expect(mine.opCount == base.opCount + 6 * 60 + sentOutside + commands)
+        #expect(theirs.opCount == base.opCount + 7 * 60 + commands)
+        // The reference has every outside op; the server only those sent.
+        try catchUp(server, from: reference)
+        #expect(try server.check().isClean)
+        #expect(try server.current().board == reference.current().board)
+        func history(_ file: BoardFile) throws -> [String] {
+            var entries: [String] = []
+            try file.history { entries.append("\($0.position) \($0.op.id) \($0.events)") }
+            return entries
+        }
+        #expect(try history(server) == history(reference))
+    }
 }

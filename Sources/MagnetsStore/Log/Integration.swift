@@ -32,7 +32,18 @@ enum Integration {
         _ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
         interval: Int, _ db: Database, index: inout LogIndex
     ) throws -> Board {
-        let (currentBoard, currentCount) = try current ?? BoardState.loadState(db, index: index)
+        var none: RecentStarts?
+        return try write(fresh, from: given, current: current, interval: interval, db, index: &index, recent: &none)
+    }
+
+    /// `write`, starting from one of `recent` when it is nearer than the stored checkpoints, and
+    /// keeping `recent` true of the log as it changes it.
+    @discardableResult
+    static func write(
+        _ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
+        interval: Int, _ db: Database, index: inout LogIndex, recent: inout RecentStarts?
+    ) throws -> Board {
+        let (currentBoard, currentCount) = try current ?? recent?.current ?? BoardState.loadState(db, index: index)
         let start: Start
         let replaysHeld: Bool
         if let given {
@@ -40,7 +51,8 @@ enum Integration {
         } else if let first = fresh.first {
             let last = try OpLog.lastKey(db, index: index)
             if let last, !(last < OrderKey(first)) {
-                (start, replaysHeld) = (try checkpoint(before: OrderKey(first), db), true)
+                let key = OrderKey(first)
+                (start, replaysHeld) = (try recent?.latest(before: key) ?? checkpoint(before: key, db), true)
             } else {
                 (start, replaysHeld) = (
                     Start(board: currentBoard, position: currentCount, after: last, clock: index.version), false
@@ -51,12 +63,16 @@ enum Integration {
         }
         var writer = try DerivedWriter(from: start, interval: interval, db, index: index)
         var board = start.board
+        recent?.drop(after: start.position)
         func apply(_ op: Operation) throws {
             let outcome = board.apply(op)
             let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
             try writer.add(op.id, lamport: op.lamport, stored: stored?[...], db, index: &index) {
                 BoardSnapshot.encode(board)
             }
+            recent?.offer(
+                writer.position, end: currentCount + fresh.count,
+                Start(board: board, position: writer.position, after: OrderKey(op), clock: writer.clock))
         }
         var next = 0  // the next new op to apply
         if replaysHeld {
@@ -75,6 +91,7 @@ enum Integration {
         }
         try insert(fresh, db, index: &index)
         try writer.finish(board, replacing: given == nil ? currentBoard : nil, db, index: &index)
+        recent?.current = (board, writer.position)
         return board
     }
 
@@ -201,7 +218,8 @@ public struct Replay: Sendable {
 /// checkpoints, the current board and the replica table, from a replay's start on.
 struct DerivedWriter {
     private var outcomes: OutcomeWriter
-    private var position: Int
+    /// How many ops of the replay order are written.
+    private(set) var position: Int
     /// The version vector at the start; with `met`, that of the ops written so far.
     private let startClock: VectorClock
     /// Each replica met since the start, with its local number and its latest op's seq (a
@@ -235,8 +253,6 @@ struct DerivedWriter {
             try outcomes.add(OpKey(lamport: lamport, replica: met[k].id), bytes, db)
         }
         if position % interval == 0 {
-            var clock = startClock
-            for replica in met { clock[replica.replica] = replica.seq }
             try CheckpointRecord(
                 position: position, lamport: lamport, replica: id.replica, clock: clock.description,
                 board: snapshot()
@@ -259,6 +275,13 @@ struct DerivedWriter {
         }
         recent = (k, recent.0)
         return k
+    }
+
+    /// The version vector of the ops written so far.
+    var clock: VectorClock {
+        var clock = startClock
+        for replica in met { clock[replica.replica] = replica.seq }
+        return clock
     }
 
     /// Writes the last outcome page, the board after the replay (as a diff from `current`, or

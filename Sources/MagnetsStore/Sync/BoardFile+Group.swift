@@ -43,33 +43,45 @@ extension BoardFile {
     /// - Complexity: the sum of the writes' own costs.
     public func write(group writes: [BoardWrite], events: Bool = true) -> [Result<BoardWritten, any Error>] {
         var results: [Result<BoardWritten, any Error>] = []
+        let kept = recentStarts.withLock { kept in
+            defer { kept = nil }
+            return kept
+        }
         do {
-            try write { db in
+            let after = try write { db in
+                let stamp = try RecentStarts.Stamp(db)
+                var recent: RecentStarts? = kept?.stamp == stamp ? kept!.starts : RecentStarts()
                 for item in writes {
+                    let before = recent
                     do {
                         var written: BoardWritten?
                         try mapErrors {
                             try db.inSavepoint {
-                                written = try apply(item, events: events, db)
+                                written = try apply(item, events: events, db, recent: &recent)
                                 return .commit
                             }
                         }
                         results.append(.success(written!))
                     } catch {
+                        recent = before
                         // SQLite ends the whole transaction on some failures (a full disk, an
                         // I/O error): then nothing of the group can land, and every write fails.
                         guard db.isInsideTransaction else { throw error }
                         results.append(.failure(error))
                     }
                 }
+                return (try RecentStarts.Stamp(db, dataVersion: stamp.dataVersion), recent!)
             }
+            recentStarts.withLock { $0 = after }
             return results
         } catch {
             return writes.map { _ in .failure(error) }
         }
     }
 
-    private func apply(_ item: BoardWrite, events: Bool, _ db: Database) throws -> BoardWritten {
+    private func apply(
+        _ item: BoardWrite, events: Bool, _ db: Database, recent: inout RecentStarts?
+    ) throws -> BoardWritten {
         switch item {
         case .importOps(let header, let ops):
             // As `importOps` does through a sync session (`FileSession.admit`, `take`).
@@ -83,13 +95,13 @@ extension BoardFile {
             } catch StoreError.invalidOp(let why) {
                 throw StoreError.badBundle(why)
             }
-            try Integration.write(fresh, interval: checkpointInterval, db, index: &index)
+            try Integration.write(fresh, interval: checkpointInterval, db, index: &index, recent: &recent)
             return BoardWritten(
                 imported: ImportReport(added: fresh.count, skipped: ops.count - fresh.count), edit: nil,
                 clock: index.version, taken: events ? try taken(fresh, db, index: index) : [])
         case .command(let command, let author, let time):
             var magnet: MagnetID?
-            let recorded = try record(author: author, time: time, db) { board in
+            let recorded = try record(author: author, time: time, readsLog: false, db, recent: &recent) { board, _, _ in
                 let (payload, id) = try command.payload(on: board)
                 magnet = id
                 return payload
@@ -99,7 +111,8 @@ extension BoardFile {
             return BoardWritten(
                 imported: nil, edit: edit, clock: version, taken: [(recorded.op, recorded.outcome.events)])
         case .undo(let target, let author, let time):
-            let recorded = try record(author: author, time: time, readsLog: true, db) { board, db, index in
+            let recorded = try record(author: author, time: time, readsLog: true, db, recent: &recent) {
+                board, db, index in
                 try undoPayload(.op(target), board: board, db, index: index)
             }
             let version = try LogIndex.load(db, complete: false).version
