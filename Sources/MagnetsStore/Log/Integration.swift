@@ -117,7 +117,7 @@ enum Integration {
     ///
     /// - Complexity: O(window) applies; memory O(window) for the encoded outcomes.
     static func replay(
-        _ window: [Operation], from start: Start, interval: Int, labels: Labels,
+        _ window: ArraySlice<Operation>, from start: Start, interval: Int, labels: Labels,
         observe: ((Int, Outcome) -> Void)? = nil
     ) -> Replay {
         var board = start.board
@@ -127,10 +127,10 @@ enum Integration {
         stored.reserveCapacity(window.count)
         var checkpoints: [Int: String] = [:]
         var position = start.position
-        for (i, op) in window.enumerated() {
-            let outcome = board.apply(op)
+        for i in window.indices {
+            let outcome = board.apply(window[i])
             observe?(i, outcome)
-            stored.append(OpRows.storedEvents(for: op, outcome.events, labels: &labels))
+            stored.append(OpRows.storedEvents(for: window[i], outcome.events, labels: &labels))
             position += 1
             if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }
         }
@@ -142,24 +142,29 @@ enum Integration {
     /// Writes a replay's derived state into a file whose log holds its ops (the new ones inserted),
     /// with the replay's checkpoint interval. A file that numbered names as the replay's did takes
     /// its encoded outcomes as they are; another reads them and encodes them with its own numbers.
-    static func write(_ replay: Replay, interval: Int, _ db: Database, index: inout LogIndex) throws {
-        let (current, _) = try BoardState.loadState(db, index: index)
+    /// The board is written only when `last` (no stretch of the replay order follows this one).
+    static func write(_ replay: Replay, last: Bool, interval: Int, _ db: Database, index: inout LogIndex) throws {
+        let current = last ? try BoardState.loadState(db, index: index).board : nil
         var writer = try DerivedWriter(from: replay.start, interval: interval, db, index: index)
         let sameLabels = index.labels.names == replay.startLabels
         var position = replay.start.position
-        for k in replay.ops.indices {
+        for (k, i) in replay.ops.indices.enumerated() {
             position += 1
             var bytes = replay.stored[k]?[...]
             if !sameLabels {
-                let events = try OpRows.events(for: replay.ops[k], stored: bytes, labels: replay.labels)
-                bytes = OpRows.storedEvents(for: replay.ops[k], events, labels: &index.labels)?[...]
+                let events = try OpRows.events(for: replay.ops[i], stored: bytes, labels: replay.labels)
+                bytes = OpRows.storedEvents(for: replay.ops[i], events, labels: &index.labels)?[...]
             }
-            try writer.add(replay.ops[k].id, lamport: replay.ops[k].lamport, stored: bytes, db, index: &index) {
+            try writer.add(replay.ops[i].id, lamport: replay.ops[i].lamport, stored: bytes, db, index: &index) {
                 replay.checkpoints[position]!
             }
         }
         if sameLabels { index.labels = replay.labels }
-        try writer.finish(replay.board, replacing: current, db, index: &index)
+        if let current {
+            try writer.finish(replay.board, replacing: current, db, index: &index)
+        } else {
+            try writer.pause(db, index: &index)
+        }
     }
 
     // MARK: - Checkpoints
@@ -202,8 +207,9 @@ enum Integration {
 /// is about to hold) exactly these ops after its start: a sync's two files.
 public struct Replay: Sendable {
     var start: Integration.Start
-    /// The ops after `start`, in replay order.
-    var ops: [Operation]
+    /// The ops after `start` it replayed, in replay order (a stretch of a sync's window, with the
+    /// window's indices).
+    var ops: ArraySlice<Operation>
     /// Each op's outcome as stored (`EventCoding`, with `labels`), nil when plain.
     var stored: [[UInt8]?]
     /// The label numbers the replay started from, and those it ended with.
@@ -289,6 +295,13 @@ struct DerivedWriter {
     mutating func finish(_ board: Board, replacing current: Board?, _ db: Database, index: inout LogIndex) throws {
         try outcomes.finish(db)
         try BoardState.saveState(board, replacing: current, ops: position, db, index: &index)
+        try index.save(db)
+    }
+
+    /// Writes the last outcome page and the replica table where a replay written in stretches
+    /// stops for now: the next stretch's writer starts after the last op written.
+    mutating func pause(_ db: Database, index: inout LogIndex) throws {
+        try outcomes.finish(db)
         try index.save(db)
     }
 }

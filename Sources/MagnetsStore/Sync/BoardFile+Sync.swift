@@ -113,38 +113,101 @@ extension BoardFile {
         let counts = (intoA: freshA.count, intoB: freshB.count)
         let window = SyncWindow(partA.ops, intoA: freshA, intoB: freshB)
         (freshA, freshB) = ([], [])  // (the window holds the only copy of each op)
-        let (replay, conflicts) = try Parallel.both(
-            { replayWindow(partA, window, interval: a.checkpointInterval) },
+        // The window is replayed in stretches, so that both threads stay busy: the first while
+        // both files insert the ops they lacked, each next while both write what the one before
+        // derived; then each file writes what the last derived.
+        let ends = WindowReplay.stretchEnds(window.ops.count)
+        var (replay, written) = try Parallel.both(
+            { () -> (WindowReplay, Replay) in
+                var replay = WindowReplay(partA, window, interval: a.checkpointInterval)
+                let stretch = replay.next(upTo: ends[0])
+                return (replay, stretch)
+            },
             {
-                // Meanwhile both files take in their new ops, which do not depend on the replay.
                 try a.insert(window, lackedBy: .a)
                 try b.insert(window, lackedBy: .b)
             }
         ).0
-        _ = try Parallel.both({ try a.apply(replay) }, { try b.apply(replay) })
+        for end in ends.dropFirst() {
+            let (before, stretch) = (replay, written)
+            (replay, written) = try Parallel.both(
+                { () -> (WindowReplay, Replay) in
+                    var replay = before
+                    let next = replay.next(upTo: end)
+                    return (replay, next)
+                },
+                {
+                    try a.apply(stretch, last: false)
+                    try b.apply(stretch, last: false)
+                }
+            ).0
+        }
+        let last = written
+        _ = try Parallel.both({ try a.apply(last, last: true) }, { try b.apply(last, last: true) })
         return SyncReport(
-            intoA: counts.intoA, intoB: counts.intoB, conflictCount: conflicts.count, conflicts: conflicts.listed,
-            clock: clock, dryRun: dryRun)
+            intoA: counts.intoA, intoB: counts.intoB, conflictCount: replay.conflicts.count,
+            conflicts: replay.conflicts.listed, clock: clock, dryRun: dryRun)
+    }
+}
+
+/// A sync's window replayed once for both sides, a stretch at a time (each stretch can be written
+/// while the next is replayed), with the conflicts between an op A lacked and an op B lacked
+/// (SPEC §4), found as the replay goes.
+struct WindowReplay: Sendable {
+    /// Where the stretches of a file-to-file sync's window of `count` ops end. The first is
+    /// replayed while both files insert the ops they lacked: replaying an op costs more than
+    /// inserting it into both files, so that the two take about as long. The last is short, as
+    /// both files write it once it is replayed, with nothing beside.
+    static func stretchEnds(_ count: Int) -> [Int] {
+        [count * 5 / 8, count * 7 / 8, count]
     }
 
-    /// Replays the part of the replay order a sync changes once, for both sides: `window` (`part`'s
-    /// ops and those each side lacked), from `part`'s start, with the conflicts between an op A
-    /// lacked and an op B lacked (SPEC §4), found as the replay goes.
-    static func replayWindow(_ part: SharedPart, _ window: SyncWindow, interval: Int)
-        -> (Replay, (count: Int, listed: [Conflict])) {
+    let window: SyncWindow
+    let interval: Int
+    /// Where the next stretch starts.
+    private var start: Integration.Start
+    private var labels: Labels
+    private var finder: Conflict.Finder
+    /// How many conflicts were found, and the first of them (`SyncReport.listedConflicts`).
+    private(set) var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+    /// The window's ops replayed so far.
+    private(set) var done = 0
+
+    /// Starts at `part`'s start (`window` holds `part`'s ops and those each side lacked).
+    init(_ part: SharedPart, _ window: SyncWindow, interval: Int) {
+        self.window = window
+        self.interval = interval
+        start = part.start
+        labels = part.labels
         let sides = window.sides
-        var finder = Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] }
-        var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+        finder = Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] }
+    }
+
+    /// Replays the window's ops from where the last stretch stopped up to position `end`.
+    mutating func next(upTo end: Int) -> Replay {
+        let ops = window.ops[done..<end]
+        var finder = self.finder
+        var conflicts = self.conflicts
         var found: [Conflict] = []
-        let ops = window.ops
-        let replay = Integration.replay(ops, from: part.start, interval: interval, labels: part.labels) { i, outcome in
-            finder.add(i, of: ops, outcome, into: &found)
+        let all = window.ops
+        let replay = Integration.replay(ops, from: start, interval: interval, labels: labels) { i, outcome in
+            finder.add(i, of: all, outcome, into: &found)
             guard !found.isEmpty else { return }
             conflicts.count += found.count
             conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
             found.removeAll(keepingCapacity: true)
         }
-        return (replay, conflicts)
+        (self.finder, self.conflicts) = (finder, conflicts)
+        done = end
+        labels = replay.labels
+        labels.fresh.removeAll()  // (a file writing this stretch with these numbers writes them)
+        if let last = ops.last, end < window.ops.count {
+            var clock = start.clock
+            for i in ops.indices { clock[ops[i].id.replica] = ops[i].id.seq }
+            start = Integration.Start(
+                board: replay.board, position: start.position + ops.count, after: OrderKey(last), clock: clock)
+        }
+        return replay
     }
 }
 

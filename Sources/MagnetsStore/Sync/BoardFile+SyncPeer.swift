@@ -85,10 +85,10 @@ struct FileSession: SyncSession {
         }
     }
 
-    func apply(_ replay: Replay) throws {
+    func apply(_ replay: Replay, last: Bool) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            try Integration.write(replay, interval: file.checkpointInterval, db, index: &index)
+            try Integration.write(replay, last: last, interval: file.checkpointInterval, db, index: &index)
         }
     }
 

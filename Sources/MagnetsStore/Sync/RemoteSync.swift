@@ -110,12 +110,13 @@ extension BoardFile {
                     let part = try file.sharedPart(
                         before: earliest, heldBy: remoteClock, lamportBound: shared.map(\.lamport).max() ?? 0)
                     let window = SyncWindow(part.ops, intoA: intoFile, intoB: intoRemote)
-                    let (replay, conflicts) = replayWindow(part, window, interval: file.checkpointInterval)
+                    var replay = WindowReplay(part, window, interval: file.checkpointInterval)
+                    let whole = replay.next(upTo: window.ops.count)
                     if !dryRun {
                         try file.insert(window, lackedBy: .a)
-                        try file.apply(replay)
+                        try file.apply(whole, last: true)
                     }
-                    return conflicts
+                    return replay.conflicts
                 }
                 if !intoFile.isEmpty, !dryRun { try file.take(intoFile) }
                 return (0, [])

@@ -75,8 +75,10 @@ public protocol SyncSession: Sendable {
     /// with `apply`.
     func insert(_ window: SyncWindow, lackedBy side: SyncWindow.Side) throws
 
-    /// Writes a replay made for both sides of a sync, from the start of its `sharedPart` on.
-    func apply(_ replay: Replay) throws
+    /// Writes a stretch of a replay made for both sides of a sync: the first from the start of
+    /// its `sharedPart` on, each next from where the one before ended. `last` when none follows
+    /// (the board after it is written then).
+    func apply(_ replay: Replay, last: Bool) throws
 
     /// Makes what it took durable and lets the lock go.
     func commit() throws
