@@ -96,16 +96,26 @@ enum Integration {
     }
 
     /// Appends new ops to the log (their outcomes are the writer's business).
-    static func insert(_ fresh: some Sequence<Operation>, _ db: Database, index: inout LogIndex) throws {
+    static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
+        try insert(fresh, at: fresh.indices, db, index: &index)
+    }
+
+    /// Appends `ops[k]` for each `k` of `positions` (in replay order) to the log; the ops are
+    /// read in place, not copied.
+    static func insert(_ ops: [Operation], at positions: some Sequence<Int>, _ db: Database, index: inout LogIndex)
+        throws
+    {
         var inserter = try OpRows.Inserter(db)
         // The version vector moves on once per run of one replica's ops: at the run's last op.
-        var last: (id: OpID, lamport: Int)?
-        for op in fresh {
-            if let last, last.id.replica != op.id.replica { index.advance(last.id, lamport: last.lamport) }
-            try inserter.insert(op, db, index: &index)
-            last = (op.id, op.lamport)
+        var last: Int?
+        for k in positions {
+            if let last, ops[last].id.replica != ops[k].id.replica {
+                index.advance(ops[last].id, lamport: ops[last].lamport)
+            }
+            try inserter.insert(ops[k], db, index: &index)
+            last = k
         }
-        if let last { index.advance(last.id, lamport: last.lamport) }
+        if let last { index.advance(ops[last].id, lamport: ops[last].lamport) }
         try inserter.finish(db)
     }
 
@@ -123,19 +133,21 @@ enum Integration {
         var board = start.board
         var labels = labels
         let startLabels = labels.names
-        var stored: [[UInt8]?] = []
-        stored.reserveCapacity(window.count)
+        var stored = ByteWriter()
+        var ends: [Int] = []
+        ends.reserveCapacity(window.count)
         var checkpoints: [Int: String] = [:]
         var position = start.position
         for i in window.indices {
             let outcome = board.apply(window[i])
             observe?(i, outcome)
-            stored.append(OpRows.storedEvents(for: window[i], outcome.events, labels: &labels))
+            _ = OpRows.storeEvents(for: window[i], outcome.events, labels: &labels, into: &stored)
+            ends.append(stored.bytes.count)
             position += 1
             if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }
         }
         return Replay(
-            start: start, ops: window, stored: stored, startLabels: startLabels, labels: labels,
+            start: start, ops: window, stored: stored.bytes, ends: ends, startLabels: startLabels, labels: labels,
             checkpoints: checkpoints, board: board)
     }
 
@@ -150,7 +162,7 @@ enum Integration {
         var position = replay.start.position
         for (k, i) in replay.ops.indices.enumerated() {
             position += 1
-            var bytes = replay.stored[k]?[...]
+            var bytes = replay.stored(k)
             if !sameLabels {
                 let events = try OpRows.events(for: replay.ops[i], stored: bytes, labels: replay.labels)
                 bytes = OpRows.storedEvents(for: replay.ops[i], events, labels: &index.labels)?[...]
@@ -210,14 +222,22 @@ public struct Replay: Sendable {
     /// The ops after `start` it replayed, in replay order (a stretch of a sync's window, with the
     /// window's indices).
     var ops: ArraySlice<Operation>
-    /// Each op's outcome as stored (`EventCoding`, with `labels`), nil when plain.
-    var stored: [[UInt8]?]
+    /// The ops' outcomes as stored (`EventCoding`, with `labels`), one after the other: that of
+    /// the `k`th op ends at `ends[k]` (where the one before ended when it is plain: none is empty).
+    var stored: [UInt8]
+    var ends: [Int]
     /// The label numbers the replay started from, and those it ended with.
     var startLabels: [Int64: String]
     var labels: Labels
     /// The board at each checkpoint position after `start`, as checkpoints store it.
     var checkpoints: [Int: String]
     var board: Board
+
+    /// The outcome of the `k`th op as stored, nil when plain.
+    func stored(_ k: Int) -> ArraySlice<UInt8>? {
+        let start = k == 0 ? 0 : ends[k - 1]
+        return ends[k] > start ? stored[start..<ends[k]] : nil
+    }
 }
 
 /// The one writer of a file's derived state: each op's outcome (stored when not plain), the

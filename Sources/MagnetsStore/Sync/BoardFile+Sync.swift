@@ -250,8 +250,8 @@ public struct SyncWindow: Sendable {
         }
     }
 
-    /// The ops `side` lacked, in replay order.
-    func ops(lackedBy side: Side) -> some Sequence<Operation> {
-        zip(ops, sides).lazy.filter { $0.1 == side }.map(\.0)
+    /// The positions in `ops` of those `side` lacked, in replay order.
+    func positions(lackedBy side: Side) -> some Sequence<Int> {
+        sides.indices.lazy.filter { sides[$0] == side }
     }
 }

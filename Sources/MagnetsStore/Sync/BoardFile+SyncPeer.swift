@@ -80,7 +80,7 @@ struct FileSession: SyncSession {
     func insert(_ window: SyncWindow, lackedBy side: SyncWindow.Side) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            try Integration.insert(window.ops(lackedBy: side), db, index: &index)
+            try Integration.insert(window.ops, at: window.positions(lackedBy: side), db, index: &index)
             try index.save(db)
         }
     }
