@@ -110,15 +110,12 @@ extension Conflict {
         public mutating func add(_ current: Int, of ops: [Operation], _ outcome: Outcome, into found: inout [Conflict])
         {
             let rejected = outcome.rejection
-            // (Ops are read in place in `ops`, not copied.)
+            let op = ops[current]
             func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Operation) -> Settlement) {
-                guard let earlierIndex, pairs?(earlierIndex, current) ?? true,
-                    ops[earlierIndex].isConcurrent(with: ops[current])
+                guard let earlierIndex, pairs?(earlierIndex, current) ?? true, ops[earlierIndex].isConcurrent(with: op)
                 else { return }
-                found.append(
-                    Conflict(
-                        earlier: ops[earlierIndex].id, later: ops[current].id, on: subject,
-                        settlement: settlement(ops[earlierIndex])))
+                let earlier = ops[earlierIndex]
+                found.append(Conflict(earlier: earlier.id, later: op.id, on: subject, settlement: settlement(earlier)))
             }
 
             // A zone or boundary added or removed by name: refused for its name (taken, or gone),
@@ -144,7 +141,7 @@ extension Conflict {
             for zone in outcome.passedOver {
                 check(filledZone[zone], .zone(zone)) { _ in .filledTheZone }
             }
-            switch ops[current].payload {
+            switch op.payload {
             case .move(let m, _), .returnMagnet(let m):
                 let earlier = rejected == nil ? lastOnMagnet.updateValue(current, forKey: m) : lastOnMagnet[m]
                 check(earlier, .magnet(m)) { e in
@@ -152,7 +149,7 @@ extension Conflict {
                         return .laterRejected(earlierReturned: e.kind == .returnMagnet, reason: rejected)
                     }
                     return .laterApplied(
-                        earlierReturned: e.kind == .returnMagnet, laterReturned: ops[current].kind == .returnMagnet)
+                        earlierReturned: e.kind == .returnMagnet, laterReturned: op.kind == .returnMagnet)
                 }
             case .pull(let letter, let color, _):
                 let key = TileKey(letter: letter, color: color)

@@ -138,10 +138,11 @@ enum Integration {
         ends.reserveCapacity(window.count)
         var checkpoints: [Int: String] = [:]
         var position = start.position
-        for i in window.indices {
-            let outcome = board.apply(window[i])
+        // (The loop copies each op once: indexing the window at each use would copy it each time.)
+        for (i, op) in zip(window.indices, window) {
+            let outcome = board.apply(op)
             observe?(i, outcome)
-            _ = OpRows.storeEvents(for: window[i], outcome.events, labels: &labels, into: &stored)
+            _ = OpRows.storeEvents(for: op, outcome.events, labels: &labels, into: &stored)
             ends.append(stored.bytes.count)
             position += 1
             if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }

@@ -115,7 +115,7 @@ extension BoardFile {
         (freshA, freshB) = ([], [])  // (the window holds the only copy of each op)
         // The window is replayed in stretches, so that both threads stay busy: the first while
         // both files insert the ops they lacked, each next while both write what the one before
-        // derived; then each file writes what the last derived.
+        // derived; then each file writes what the last derived, side by side.
         let ends = WindowReplay.stretchEnds(window.ops.count)
         var (replay, written) = try Parallel.both(
             { () -> (WindowReplay, Replay) in
@@ -156,10 +156,9 @@ extension BoardFile {
 struct WindowReplay: Sendable {
     /// Where the stretches of a file-to-file sync's window of `count` ops end. The first is
     /// replayed while both files insert the ops they lacked: replaying an op costs more than
-    /// inserting it into both files, so that the two take about as long. The last is short, as
-    /// both files write it once it is replayed, with nothing beside.
+    /// inserting it into both files, so that the two take about as long.
     static func stretchEnds(_ count: Int) -> [Int] {
-        [count * 5 / 8, count * 7 / 8, count]
+        [count * 5 / 8, count]
     }
 
     let window: SyncWindow

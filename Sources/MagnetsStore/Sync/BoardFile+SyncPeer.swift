@@ -21,16 +21,9 @@ struct FileSession: SyncSession {
     let file: BoardFile
     let state: PeerState
 
-    /// The page cache a session may fill, in KiB (SQLite's default: 2 MiB, restored when the
-    /// session ends): a sync reads the ops of a file and then inserts among them, and with the
-    /// default cache it reads those pages twice and writes many twice.
-    static let cacheKiB = 16_384
-    static let defaultCacheKiB = 2_000
-
     init(_ file: BoardFile) throws {
         self.file = file
         state = try file.inSession(begin: true) { db in
-            try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)")
             let index = try LogIndex.load(db, complete: false)
             return PeerState(boardID: file.boardID, clock: index.version, lamports: index.lamports, name: file.path)
         }
@@ -93,17 +86,11 @@ struct FileSession: SyncSession {
     }
 
     func commit() throws {
-        try file.inSession { db in
-            try db.commit()
-            try db.execute(sql: "PRAGMA cache_size = -\(Self.defaultCacheKiB)")
-        }
+        try file.inSession { db in try db.commit() }
     }
 
     func rollback() {
-        _ = try? file.inSession { db in
-            try db.rollback()
-            try db.execute(sql: "PRAGMA cache_size = -\(Self.defaultCacheKiB)")
-        }
+        _ = try? file.inSession { db in try db.rollback() }
     }
 }
 
