@@ -17,6 +17,16 @@ public struct RemoteClient: RemoteBoard {
     /// How long a request may take in all; a bundle of hundreds of thousands of ops fits.
     static let timeout: TimeAmount = .seconds(300)
 
+    /// The process's one client. A server that is down or refuses the connection fails the
+    /// request at once (one try, at most 10 s to connect): a CLI user is told, not kept waiting
+    /// while the pool retries until its 90 s connect timeout, as `HTTPClient.shared` would.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(90))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     /// Whether `text` is meant as a board on a server (it starts with `http://` or `https://`).
     public static func isAddress(_ text: String) -> Bool {
         text.hasPrefix("http://") || text.hasPrefix("https://")
@@ -81,7 +91,7 @@ public struct RemoteClient: RemoteBoard {
             if body != nil { headers.add(name: "Content-Type", value: "application/x-ndjson") }
             let request = try HTTPClient.Request(
                 url: base + path, method: method, headers: headers, body: body.map { .bytes($0) })
-            response = try HTTPClient.shared.execute(request: request, deadline: .now() + RemoteClient.timeout).wait()
+            response = try RemoteClient.client.execute(request: request, deadline: .now() + RemoteClient.timeout).wait()
         } catch {
             throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
         }

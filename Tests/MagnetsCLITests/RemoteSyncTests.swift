@@ -124,8 +124,11 @@ struct RemoteSyncTests: ScratchSuite {
         let address = magnets("sync", "bob.magnets", "http://127.0.0.1:\(server.port)/fridge", "--token", rw)
         #expect(address.status == 1 && address.stderr.contains("not a board's address"), "\(address.stderr)")
         _ = server.stop()
+        let asked = Date()
         let down = magnets("sync", "bob.magnets", url, "--token", rw)
         #expect(down.status == 1 && down.stderr.contains("cannot reach"), "\(down.stderr)")
+        // Told at once, not after the HTTP client's retries (90 s by AsyncHTTPClient's default).
+        #expect(Date().timeIntervalSince(asked) < 15, "a server that is down took \(Date().timeIntervalSince(asked)) s")
         let clone = magnets("clone", url, "eve.magnets", "--replica", "eve", "--token", rw)
         #expect(clone.status == 1 && !FileManager.default.fileExists(atPath: scratch.file("eve.magnets")))
     }
