@@ -102,9 +102,9 @@ enum Integration {
 
     /// Appends `ops[k]` for each `k` of `positions` (in replay order) to the log; the ops are
     /// read in place, not copied.
-    static func insert(_ ops: [Operation], at positions: some Sequence<Int>, _ db: Database, index: inout LogIndex)
-        throws
-    {
+    static func insert(
+        _ ops: [Operation], at positions: some Sequence<Int>, _ db: Database, index: inout LogIndex
+    ) throws {
         var inserter = try OpRows.Inserter(db)
         // The version vector moves on once per run of one replica's ops: at the run's last op.
         var last: Int?

@@ -245,9 +245,9 @@ enum OpRows {
     }
 
     /// `storedEvents`, appended to `out`: `false` (nothing appended) when they are the plain ones.
-    static func storeEvents(for op: Operation, _ events: [Event], labels: inout Labels, into out: inout ByteWriter)
-        -> Bool
-    {
+    static func storeEvents(
+        for op: Operation, _ events: [Event], labels: inout Labels, into out: inout ByteWriter
+    ) -> Bool {
         switch op.payload {
         case .zoneAdd(let zone): _ = labels.id(zone.name)
         case .boundaryAdd(let boundary): _ = labels.id(boundary.name)
