@@ -158,7 +158,7 @@ struct WindowReplay: Sendable {
     /// replayed while both files insert the ops they lacked: replaying an op costs more than
     /// inserting it into both files, so that the two take about as long.
     static func stretchEnds(_ count: Int) -> [Int] {
-        [count * 5 / 8, count]
+        [count * 3 / 4, count]
     }
 
     let window: SyncWindow
