@@ -8,10 +8,13 @@ import MagnetsStore
 /// same `history --format json` and `show --json` after the sync.
 enum SyncAgainstBenchmark {
     static func run(other: String, sizes: [Int] = [50_000, 200_000], repetitions: Int = 11) throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-against-\(getpid())")
-            .path
+        // MAGNETS_BENCH_KEEP names a folder to make the files in and leave them (for profiling).
+        let keep = ProcessInfo.processInfo.environment["MAGNETS_BENCH_KEEP"]
+        let scratch =
+            keep
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-against-\(getpid())").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        defer { if keep == nil { try? FileManager.default.removeItem(atPath: scratch) } }
         let this = Measure.magnetsBinary
         print(
             "sync against \(other): base of 500 magnets, 20 zones, 10 boundaries; A and B each make M concurrent moves;"

@@ -93,6 +93,12 @@ public enum JSONValue: Hashable, Sendable {
 
     static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // Printable ASCII with no quote or backslash (most strings) needs no escape: it goes in whole.
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -50,6 +50,7 @@ enum EventCoding {
     static let movedOnTag: UInt8 = 17
 
     /// An event as its tag and field values, in `grammar`'s order.
+    @inline(__always)
     static func fields(of event: Event) -> (tag: UInt8, values: [Value]) {
         switch event {
         case .created(let name, let s): return (1, [.string(name), .number(s.width), .number(s.height)])

@@ -17,15 +17,28 @@ enum Admission {
     /// - Complexity: O(k log k) for k incoming ops, plus one lookup per held op named and per
     ///   distinct clock entry that names an op older than a replica's latest.
     static func admit(_ incoming: [Operation], _ db: Database, index: LogIndex) throws -> [Operation] {
-        for op in incoming where op.id.seq <= index.version[op.id.replica] {
-            guard try OpLog.op(op.id, db, index: index) == op else { throw StoreError.replicaClash(op.id.replica) }
+        // Ops come in runs of one replica (its held count looked up once per run) and of one
+        // author (checked once per run); each is read in place, not copied.
+        var run: (replica: String, held: Int)?
+        func isHeld(_ id: OpID) -> Bool {
+            if id.replica != run?.replica { run = (id.replica, index.version[id.replica]) }
+            return id.seq <= run!.held
         }
-        var goodAuthor: String?  // runs of ops share an author: check each run's once
-        for op in incoming where op.id.seq > index.version[op.id.replica] {
-            if let problem = op.payload.problem { throw StoreError.invalidOp("op \(op.id): \(problem)") }
-            if op.author != goodAuthor {
-                guard Validation.isAuthor(op.author) else { throw StoreError.invalidOp("op \(op.id): bad author name") }
-                goodAuthor = op.author
+        for k in incoming.indices where isHeld(incoming[k].id) {
+            guard try OpLog.op(incoming[k].id, db, index: index) == incoming[k] else {
+                throw StoreError.replicaClash(incoming[k].id.replica)
+            }
+        }
+        var goodAuthor: String?
+        for k in incoming.indices where !isHeld(incoming[k].id) {
+            if let problem = incoming[k].payload.problem {
+                throw StoreError.invalidOp("op \(incoming[k].id): \(problem)")
+            }
+            if incoming[k].author != goodAuthor {
+                guard Validation.isAuthor(incoming[k].author) else {
+                    throw StoreError.invalidOp("op \(incoming[k].id): bad author name")
+                }
+                goodAuthor = incoming[k].author
             }
         }
         let admitted: (ops: [Operation], version: VectorClock, lamports: [String: Int])
@@ -43,7 +56,16 @@ enum Admission {
     {
         // The Lamport number of each new op, by replica and seq.
         var newLamports: [String: [Int]] = [:]
-        for op in fresh { newLamports[op.id.replica, default: []].append(op.lamport) }
+        var k = 0
+        while k < fresh.count {  // a run of one replica's ops at a time
+            let replica = fresh[k].id.replica
+            var lamports: [Int] = []
+            while k < fresh.count, fresh[k].id.replica == replica {
+                lamports.append(fresh[k].lamport)
+                k += 1
+            }
+            newLamports[replica, default: []] += lamports
+        }
         func lamport(of id: OpID) -> Int? {
             let held = index.version[id.replica]
             if id.seq > held { return newLamports[id.replica]?[id.seq - held - 1] }
@@ -55,29 +77,30 @@ enum Admission {
         // replica comes before it. Ops come in runs of one replica: the last one is kept apart.
         var latest = index.lamports
         var run: (replica: String, lamport: Int)?
-        for op in fresh {
+        for k in fresh.indices {
+            let (id, opLamport) = (fresh[k].id, fresh[k].lamport)  // (the op is read in place)
             var largest: Int
-            if let checked, checked.context == op.context {
+            if let checked, checked.context == fresh[k].context {
                 largest = checked.largest
             } else {
                 largest = 0
-                for (replica, seq) in op.context.entries {
+                for (replica, seq) in fresh[k].context.entries {
                     guard seq <= version[replica], let l = lamport(of: OpID(replica: replica, seq: seq)) else {
                         throw StoreError.invalidOp(
-                            "op \(op.id) depends on \(replica):\(seq), which neither it nor this file brings")
+                            "op \(id) depends on \(replica):\(seq), which neither it nor this file brings")
                     }
                     largest = max(largest, l)
                 }
-                checked = (op.context, largest)
+                checked = (fresh[k].context, largest)
             }
-            if let current = run, current.replica != op.id.replica { latest[current.replica] = current.lamport }
-            let previous = run?.replica == op.id.replica ? run!.lamport : latest[op.id.replica] ?? 0
-            guard op.lamport == max(largest, previous) + 1 else {
+            if let current = run, current.replica != id.replica { latest[current.replica] = current.lamport }
+            let previous = run?.replica == id.replica ? run!.lamport : latest[id.replica] ?? 0
+            guard opLamport == max(largest, previous) + 1 else {
                 throw StoreError.invalidOp(
-                    "op \(op.id) has Lamport number \(op.lamport), but the ops its clock covers "
+                    "op \(id) has Lamport number \(opLamport), but the ops its clock covers "
                         + "make it \(max(largest, previous) + 1) (SPEC §4)")
             }
-            run = (op.id.replica, op.lamport)
+            run = (id.replica, opLamport)
         }
     }
 }

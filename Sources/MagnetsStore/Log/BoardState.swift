@@ -145,11 +145,8 @@ enum BoardSnapshot {
             (
                 "changes",
                 .array(
-                    board.changes.sorted { $0.key.description < $1.key.description }.map { subject, change in
-                        .array([
-                            .string(subject.description),
-                            .string(Data(ChangeCoding.encode(change)).base64EncodedString()),
-                        ])
+                    board.changes.map { ($0.key.description, $0.value) }.sorted { $0.0 < $1.0 }.map { name, change in
+                        .array([.string(name), .string(Data(ChangeCoding.encode(change)).base64EncodedString())])
                     })
             ),
         ]).serialized()

@@ -67,7 +67,9 @@ enum Integration {
         func apply(_ op: Operation) throws {
             let outcome = board.apply(op)
             let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
-            try writer.add(op, stored: stored, db, index: &index) { BoardSnapshot.encode(board) }
+            try writer.add(op.id, lamport: op.lamport, stored: stored?[...], db, index: &index) {
+                BoardSnapshot.encode(board)
+            }
             recent?.offer(
                 writer.position, end: currentCount + fresh.count,
                 Start(board: board, position: writer.position, after: OrderKey(op), clock: writer.clock))
@@ -95,12 +97,25 @@ enum Integration {
 
     /// Appends new ops to the log (their outcomes are the writer's business).
     static func insert(_ fresh: [Operation], _ db: Database, index: inout LogIndex) throws {
+        try insert(fresh, at: fresh.indices, db, index: &index)
+    }
+
+    /// Appends `ops[k]` for each `k` of `positions` (in replay order) to the log; the ops are
+    /// read in place, not copied.
+    static func insert(
+        _ ops: [Operation], at positions: some Sequence<Int>, _ db: Database, index: inout LogIndex
+    ) throws {
         var inserter = try OpRows.Inserter(db)
-        for (k, op) in fresh.enumerated() {
-            try inserter.insert(op, db, index: &index)
-            // The version vector moves on once per run of one replica's ops.
-            if k + 1 == fresh.count || fresh[k + 1].id.replica != op.id.replica { index.advance(with: op) }
+        // The version vector moves on once per run of one replica's ops: at the run's last op.
+        var last: Int?
+        for k in positions {
+            if let last, ops[last].id.replica != ops[k].id.replica {
+                index.advance(ops[last].id, lamport: ops[last].lamport)
+            }
+            try inserter.insert(ops[k], db, index: &index)
+            last = k
         }
+        if let last { index.advance(ops[last].id, lamport: ops[last].lamport) }
         try inserter.finish(db)
     }
 
@@ -112,47 +127,57 @@ enum Integration {
     ///
     /// - Complexity: O(window) applies; memory O(window) for the encoded outcomes.
     static func replay(
-        _ window: [Operation], from start: Start, interval: Int, labels: Labels,
+        _ window: ArraySlice<Operation>, from start: Start, interval: Int, labels: Labels,
         observe: ((Int, Outcome) -> Void)? = nil
     ) -> Replay {
         var board = start.board
         var labels = labels
         let startLabels = labels.names
-        var stored: [[UInt8]?] = []
-        stored.reserveCapacity(window.count)
+        var stored = ByteWriter()
+        var ends: [Int] = []
+        ends.reserveCapacity(window.count)
         var checkpoints: [Int: String] = [:]
         var position = start.position
-        for (i, op) in window.enumerated() {
+        // (The loop copies each op once: indexing the window at each use would copy it each time.)
+        for (i, op) in zip(window.indices, window) {
             let outcome = board.apply(op)
             observe?(i, outcome)
-            stored.append(OpRows.storedEvents(for: op, outcome.events, labels: &labels))
+            _ = OpRows.storeEvents(for: op, outcome.events, labels: &labels, into: &stored)
+            ends.append(stored.bytes.count)
             position += 1
             if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }
         }
         return Replay(
-            start: start, ops: window, stored: stored, startLabels: startLabels, labels: labels,
+            start: start, ops: window, stored: stored.bytes, ends: ends, startLabels: startLabels, labels: labels,
             checkpoints: checkpoints, board: board)
     }
 
     /// Writes a replay's derived state into a file whose log holds its ops (the new ones inserted),
     /// with the replay's checkpoint interval. A file that numbered names as the replay's did takes
     /// its encoded outcomes as they are; another reads them and encodes them with its own numbers.
-    static func write(_ replay: Replay, interval: Int, _ db: Database, index: inout LogIndex) throws {
-        let (current, _) = try BoardState.loadState(db, index: index)
+    /// The board is written only when `last` (no stretch of the replay order follows this one).
+    static func write(_ replay: Replay, last: Bool, interval: Int, _ db: Database, index: inout LogIndex) throws {
+        let current = last ? try BoardState.loadState(db, index: index).board : nil
         var writer = try DerivedWriter(from: replay.start, interval: interval, db, index: index)
         let sameLabels = index.labels.names == replay.startLabels
         var position = replay.start.position
-        for (op, stored) in zip(replay.ops, replay.stored) {
+        for (k, i) in replay.ops.indices.enumerated() {
             position += 1
-            var bytes = stored
+            var bytes = replay.stored(k)
             if !sameLabels {
-                let events = try OpRows.events(for: op, stored: stored?[...], labels: replay.labels)
-                bytes = OpRows.storedEvents(for: op, events, labels: &index.labels)
+                let events = try OpRows.events(for: replay.ops[i], stored: bytes, labels: replay.labels)
+                bytes = OpRows.storedEvents(for: replay.ops[i], events, labels: &index.labels)?[...]
             }
-            try writer.add(op, stored: bytes, db, index: &index) { replay.checkpoints[position]! }
+            try writer.add(replay.ops[i].id, lamport: replay.ops[i].lamport, stored: bytes, db, index: &index) {
+                replay.checkpoints[position]!
+            }
         }
         if sameLabels { index.labels = replay.labels }
-        try writer.finish(replay.board, replacing: current, db, index: &index)
+        if let current {
+            try writer.finish(replay.board, replacing: current, db, index: &index)
+        } else {
+            try writer.pause(db, index: &index)
+        }
     }
 
     // MARK: - Checkpoints
@@ -195,16 +220,25 @@ enum Integration {
 /// is about to hold) exactly these ops after its start: a sync's two files.
 public struct Replay: Sendable {
     var start: Integration.Start
-    /// The ops after `start`, in replay order.
-    var ops: [Operation]
-    /// Each op's outcome as stored (`EventCoding`, with `labels`), nil when plain.
-    var stored: [[UInt8]?]
+    /// The ops after `start` it replayed, in replay order (a stretch of a sync's window, with the
+    /// window's indices).
+    var ops: ArraySlice<Operation>
+    /// The ops' outcomes as stored (`EventCoding`, with `labels`), one after the other: that of
+    /// the `k`th op ends at `ends[k]` (where the one before ended when it is plain: none is empty).
+    var stored: [UInt8]
+    var ends: [Int]
     /// The label numbers the replay started from, and those it ended with.
     var startLabels: [Int64: String]
     var labels: Labels
     /// The board at each checkpoint position after `start`, as checkpoints store it.
     var checkpoints: [Int: String]
     var board: Board
+
+    /// The outcome of the `k`th op as stored, nil when plain.
+    func stored(_ k: Int) -> ArraySlice<UInt8>? {
+        let start = k == 0 ? 0 : ends[k - 1]
+        return ends[k] > start ? stored[start..<ends[k]] : nil
+    }
 }
 
 /// The one writer of a file's derived state: each op's outcome (stored when not plain), the
@@ -213,11 +247,14 @@ struct DerivedWriter {
     private var outcomes: OutcomeWriter
     /// How many ops of the replay order are written.
     private(set) var position: Int
-    /// The version vector of the ops written so far, but for the replica of the last op: its
-    /// seq is `last`'s until another replica's op comes (ops come in runs of one replica, and a
-    /// replica's seqs grow along the replay order).
-    private var runningClock: VectorClock
-    private var last: (replica: String, id: Int64, seq: Int)?
+    /// The version vector at the start; with `met`, that of the ops written so far.
+    private let startClock: VectorClock
+    /// Each replica met since the start, with its local number and its latest op's seq (a
+    /// replica's seqs grow along the replay order), in the order met; `slots` finds one by name.
+    /// Concurrent ops of two replicas alternate: the two used last are compared first.
+    private var met: [(replica: String, id: Int64, seq: Int)] = []
+    private var slots: [String: Int] = [:]
+    private var recent = (-1, -1)
     private let interval: Int
 
     /// Cuts the outcome pages and the checkpoints where a replay after `start` begins.
@@ -225,39 +262,52 @@ struct DerivedWriter {
         try CheckpointRecord.filter(CheckpointRecord.Columns.position > start.position).deleteAll(db)
         outcomes = try OutcomeWriter(after: start.after, db, index: index)
         position = start.position
-        runningClock = start.clock
+        startClock = start.clock
         self.interval = interval
     }
 
-    /// The next op of the replay and its outcome as stored (`OpRows.storedEvents`, nil when plain);
-    /// `snapshot` gives the board after it as a checkpoint stores it (`BoardSnapshot`), asked for
-    /// where a checkpoint falls.
+    /// The next op of the replay (its id and Lamport number) and its outcome as stored
+    /// (`OpRows.storedEvents`, nil when plain); `snapshot` gives the board after it as a checkpoint
+    /// stores it (`BoardSnapshot`), asked for where a checkpoint falls.
     mutating func add(
-        _ op: Operation, stored: [UInt8]?, _ db: Database, index: inout LogIndex, snapshot: () -> String
+        _ id: OpID, lamport: Int, stored: ArraySlice<UInt8>?, _ db: Database, index: inout LogIndex,
+        snapshot: () -> String
     ) throws {
         position += 1
-        if let last, last.replica == op.id.replica {
-            self.last!.seq = op.id.seq
-        } else {
-            if let last { runningClock[last.replica] = last.seq }
-            last = (op.id.replica, try index.replicaID(op.id.replica, db), op.id.seq)
-        }
+        let k = try slot(of: id.replica, db, index: &index)
+        met[k].seq = id.seq
         if let bytes = stored {
-            try outcomes.add(OpKey(lamport: op.lamport, replica: last!.id), bytes, db)
+            try outcomes.add(OpKey(lamport: lamport, replica: met[k].id), bytes, db)
         }
         if position % interval == 0 {
             try CheckpointRecord(
-                position: position, lamport: op.lamport, replica: op.id.replica, clock: clock.description,
+                position: position, lamport: lamport, replica: id.replica, clock: clock.description,
                 board: snapshot()
             ).insert(db, onConflict: .replace)
         }
     }
 
+    /// Where `replica` is in `met` (added when first met).
+    private mutating func slot(of replica: String, _ db: Database, index: inout LogIndex) throws -> Int {
+        if recent.0 >= 0, met[recent.0].replica == replica { return recent.0 }
+        let k: Int
+        if recent.1 >= 0, met[recent.1].replica == replica {
+            k = recent.1
+        } else if let found = slots[replica] {
+            k = found
+        } else {
+            k = met.count
+            met.append((replica, try index.replicaID(replica, db), 0))
+            slots[replica] = k
+        }
+        recent = (k, recent.0)
+        return k
+    }
+
     /// The version vector of the ops written so far.
     var clock: VectorClock {
-        guard let last else { return runningClock }
-        var clock = runningClock
-        clock[last.replica] = last.seq
+        var clock = startClock
+        for replica in met { clock[replica.replica] = replica.seq }
         return clock
     }
 
@@ -268,6 +318,13 @@ struct DerivedWriter {
         try BoardState.saveState(board, replacing: current, ops: position, db, index: &index)
         try index.save(db)
     }
+
+    /// Writes the last outcome page and the replica table where a replay written in stretches
+    /// stops for now: the next stretch's writer starts after the last op written.
+    mutating func pause(_ db: Database, index: inout LogIndex) throws {
+        try outcomes.finish(db)
+        try index.save(db)
+    }
 }
 
 /// The outcomes a replay stores, written as pages in key order. Replay order sorts the ops of one
@@ -275,7 +332,7 @@ struct DerivedWriter {
 /// Lamport number are gathered and sorted before they are written.
 struct OutcomeWriter {
     private var pages: OutcomePages.Writer
-    private var pending: [(key: OpKey, events: [UInt8])] = []
+    private var pending: [(key: OpKey, events: ArraySlice<UInt8>)] = []
 
     /// Cuts the pages where a replay after `after` starts: the entries of ops up to `after` stay.
     init(after: OrderKey?, _ db: Database, index: LogIndex) throws {
@@ -284,19 +341,19 @@ struct OutcomeWriter {
             for entry in pages.removedAtCut {
                 guard let name = index.replicaNames[entry.key.replica], !ReplicaOrder.precedes(after.replica, name)
                 else { continue }
-                pending.append((entry.key, Array(entry.events)))
+                pending.append((entry.key, entry.events))
             }
         }
     }
 
-    mutating func add(_ key: OpKey, _ events: [UInt8], _ db: Database) throws {
+    mutating func add(_ key: OpKey, _ events: ArraySlice<UInt8>, _ db: Database) throws {
         if let lamport = pending.first?.key.lamport, lamport != key.lamport { try flush(db) }
         pending.append((key, events))
     }
 
     private mutating func flush(_ db: Database) throws {
         if pending.count > 1 { pending.sort { $0.key < $1.key } }
-        for entry in pending { try pages.add(OutcomePages.Entry(key: entry.key, events: entry.events[...]), db) }
+        for entry in pending { try pages.add(OutcomePages.Entry(key: entry.key, events: entry.events), db) }
         pending.removeAll(keepingCapacity: true)
     }
 

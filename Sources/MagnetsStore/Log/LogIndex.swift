@@ -183,11 +183,11 @@ struct LogIndex {
         return id
     }
 
-    /// Notes that `op` is now in the log.
-    mutating func advance(with op: Operation) {
-        version[op.id.replica] = op.id.seq
-        lamports[op.id.replica] = op.lamport
-        dirtyReplicas.insert(op.id.replica)
+    /// Notes that the op with this id and Lamport number is now in the log.
+    mutating func advance(_ id: OpID, lamport: Int) {
+        version[id.replica] = id.seq
+        lamports[id.replica] = lamport
+        dirtyReplicas.insert(id.replica)
     }
 
     /// Sets a replica's entry outright (a repair that found the table wrong).

@@ -240,12 +240,22 @@ enum OpRows {
     /// numbers each zone and boundary name as the op adding it is stored, so that copies of one
     /// board number names alike.
     static func storedEvents(for op: Operation, _ events: [Event], labels: inout Labels) -> [UInt8]? {
+        var out = ByteWriter()
+        return storeEvents(for: op, events, labels: &labels, into: &out) ? out.bytes : nil
+    }
+
+    /// `storedEvents`, appended to `out`: `false` (nothing appended) when they are the plain ones.
+    static func storeEvents(
+        for op: Operation, _ events: [Event], labels: inout Labels, into out: inout ByteWriter
+    ) -> Bool {
         switch op.payload {
         case .zoneAdd(let zone): _ = labels.id(zone.name)
         case .boundaryAdd(let boundary): _ = labels.id(boundary.name)
         default: break
         }
-        return isPlain(events, for: op) ? nil : EventCoding.encode(events, for: op, labels: &labels)
+        guard !isPlain(events, for: op) else { return false }
+        EventCoding.encode(events, for: op, labels: &labels, into: &out)
+        return true
     }
 
     /// The events of an op from its stored bytes, or the plain ones when nothing is stored.

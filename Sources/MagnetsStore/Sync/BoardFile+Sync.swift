@@ -82,10 +82,15 @@ extension BoardFile {
         for (k, id) in shared.enumerated() where probesA[k] == nil || probesA[k] != probesB[k] {
             throw StoreError.replicaClash(id.replica)
         }
-        let (intoB, intoA) = try Parallel.both(
-            { try a.ops(notCoveredBy: stateB.clock, lamports: stateB.lamports) },
-            { try b.ops(notCoveredBy: stateA.clock, lamports: stateA.lamports) })
-        let (freshA, freshB) = try Parallel.both({ try a.admit(intoA) }, { try b.admit(intoB) })
+        // What each lacks, read from the other and checked (the ops read are held only by what
+        // this returns).
+        func lacking() throws -> (intoA: [Operation], intoB: [Operation]) {
+            let (intoB, intoA) = try Parallel.both(
+                { try a.ops(notCoveredBy: stateB.clock, lamports: stateB.lamports) },
+                { try b.ops(notCoveredBy: stateA.clock, lamports: stateA.lamports) })
+            return try Parallel.both({ try a.admit(intoA) }, { try b.admit(intoB) })
+        }
+        var (freshA, freshB) = try lacking()
         let clock = stateA.clock.merged(with: stateB.clock)
         if freshA.isEmpty || freshB.isEmpty {
             // One side receives: it replays on its own (from its end, when the new ops all sort
@@ -105,60 +110,147 @@ extension BoardFile {
             { try a.sharedPart(before: earliest, heldBy: stateB.clock, lamportBound: lamportBound) },
             { try b.sharedPart(before: earliest, heldBy: stateA.clock, lamportBound: lamportBound) })
         guard partA == partB else { throw StoreError.sharedPartDiffers(stateA.name, stateB.name) }
-        let (replay, conflicts) = try Parallel.both(
-            { replayWindow(partA, intoA: freshA, intoB: freshB, interval: a.checkpointInterval) },
+        let counts = (intoA: freshA.count, intoB: freshB.count)
+        let window = SyncWindow(partA.ops, intoA: freshA, intoB: freshB)
+        (freshA, freshB) = ([], [])  // (the window holds the only copy of each op)
+        // The window is replayed in stretches, so that both threads stay busy: the first while
+        // both files insert the ops they lacked, each next while both write what the one before
+        // derived; then each file writes what the last derived, side by side.
+        let ends = WindowReplay.stretchEnds(window.ops.count)
+        var (replay, written) = try Parallel.both(
+            { () -> (WindowReplay, Replay) in
+                var replay = WindowReplay(partA, window, interval: a.checkpointInterval)
+                let stretch = replay.next(upTo: ends[0])
+                return (replay, stretch)
+            },
             {
-                // Meanwhile both files take in their new ops, which do not depend on the replay.
-                try a.insert(freshA)
-                try b.insert(freshB)
+                try a.insert(window, lackedBy: .a)
+                try b.insert(window, lackedBy: .b)
             }
         ).0
-        _ = try Parallel.both({ try a.apply(replay) }, { try b.apply(replay) })
+        for end in ends.dropFirst() {
+            let (before, stretch) = (replay, written)
+            (replay, written) = try Parallel.both(
+                { () -> (WindowReplay, Replay) in
+                    var replay = before
+                    let next = replay.next(upTo: end)
+                    return (replay, next)
+                },
+                {
+                    try a.apply(stretch, last: false)
+                    try b.apply(stretch, last: false)
+                }
+            ).0
+        }
+        let last = written
+        _ = try Parallel.both({ try a.apply(last, last: true) }, { try b.apply(last, last: true) })
         return SyncReport(
-            intoA: freshA.count, intoB: freshB.count, conflictCount: conflicts.count, conflicts: conflicts.listed,
-            clock: clock, dryRun: dryRun)
+            intoA: counts.intoA, intoB: counts.intoB, conflictCount: replay.conflicts.count,
+            conflicts: replay.conflicts.listed, clock: clock, dryRun: dryRun)
+    }
+}
+
+/// A sync's window replayed once for both sides, a stretch at a time (each stretch can be written
+/// while the next is replayed), with the conflicts between an op A lacked and an op B lacked
+/// (SPEC §4), found as the replay goes.
+struct WindowReplay: Sendable {
+    /// Where the stretches of a file-to-file sync's window of `count` ops end. The first is
+    /// replayed while both files insert the ops they lacked: replaying an op costs more than
+    /// inserting it into both files, so that the two take about as long.
+    static func stretchEnds(_ count: Int) -> [Int] {
+        [count * 3 / 4, count]
     }
 
-    /// Replays the part of the replay order a sync changes once, for both sides: `part` (what both
-    /// held) merged with the ops each lacked, with the conflicts between an op A lacked and an op B
-    /// lacked (SPEC §4), found as the replay goes.
-    static func replayWindow(_ part: SharedPart, intoA freshA: [Operation], intoB freshB: [Operation], interval: Int)
-        -> (Replay, (count: Int, listed: [Conflict])) {
-        // The window, in replay order, and which side lacked each op: 1 A, 2 B, 0 neither.
-        let (window, sides) = merged(part.ops, freshA, freshB)
-        var finder = Conflict.Finder { sides[$0] | sides[$1] == 3 }
-        var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+    let window: SyncWindow
+    let interval: Int
+    /// Where the next stretch starts.
+    private var start: Integration.Start
+    private var labels: Labels
+    private var finder: Conflict.Finder
+    /// How many conflicts were found, and the first of them (`SyncReport.listedConflicts`).
+    private(set) var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+    /// The window's ops replayed so far.
+    private(set) var done = 0
+
+    /// Starts at `part`'s start (`window` holds `part`'s ops and those each side lacked).
+    init(_ part: SharedPart, _ window: SyncWindow, interval: Int) {
+        self.window = window
+        self.interval = interval
+        start = part.start
+        labels = part.labels
+        let sides = window.sides
+        finder = Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] }
+    }
+
+    /// Replays the window's ops from where the last stretch stopped up to position `end`.
+    mutating func next(upTo end: Int) -> Replay {
+        let ops = window.ops[done..<end]
+        var finder = self.finder
+        var conflicts = self.conflicts
         var found: [Conflict] = []
-        let replay = Integration.replay(window, from: part.start, interval: interval, labels: part.labels) { i, outcome in
-            finder.add(i, of: window, outcome, into: &found)
+        let all = window.ops
+        let replay = Integration.replay(ops, from: start, interval: interval, labels: labels) { i, outcome in
+            finder.add(i, of: all, outcome, into: &found)
             guard !found.isEmpty else { return }
             conflicts.count += found.count
             conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
             found.removeAll(keepingCapacity: true)
         }
-        return (replay, conflicts)
+        (self.finder, self.conflicts) = (finder, conflicts)
+        done = end
+        labels = replay.labels
+        labels.fresh.removeAll()  // (a file writing this stretch with these numbers writes them)
+        if let last = ops.last, end < window.ops.count {
+            var clock = start.clock
+            for i in ops.indices { clock[ops[i].id.replica] = ops[i].id.seq }
+            start = Integration.Start(
+                board: replay.board, position: start.position + ops.count, after: OrderKey(last), clock: clock)
+        }
+        return replay
+    }
+}
+
+/// The part of the replay order a sync replays: the ops both sides held there and those each
+/// lacked, merged in replay order, with the side that lacked each.
+public struct SyncWindow: Sendable {
+    /// Which side lacked an op.
+    public enum Side: Sendable {
+        case neither, a, b
     }
 
-    /// Three lists in replay order merged into one, with the list each op came from: 0 `common`,
-    /// 1 `intoA`, 2 `intoB`.
-    private static func merged(_ common: [Operation], _ intoA: [Operation], _ intoB: [Operation])
-        -> (ops: [Operation], sides: [UInt8]) {
-        let lists = [common, intoA, intoB]
-        var next = [0, 0, 0]
-        var ops: [Operation] = []
-        var sides: [UInt8] = []
+    private(set) var ops: [Operation] = []
+    private(set) var sides: [Side] = []
+
+    init(_ common: [Operation], intoA: [Operation], intoB: [Operation]) {
         ops.reserveCapacity(common.count + intoA.count + intoB.count)
         sides.reserveCapacity(ops.capacity)
-        while true {
-            var best: Int?
-            for k in 0..<3 where next[k] < lists[k].count {
-                if let b = best, !Operation.replaysBefore(lists[k][next[k]], lists[b][next[b]]) { continue }
-                best = k
-            }
-            guard let k = best else { return (ops, sides) }
-            ops.append(lists[k][next[k]])
-            sides.append(UInt8(k))
-            next[k] += 1
+        var (c, a, b) = (0, 0, 0)
+        // (Ops are compared in place: copying one to compare costs more than the comparison.)
+        func first(_ x: [Operation], _ i: Int, before y: [Operation], _ j: Int) -> Bool {
+            guard j < y.count else { return true }
+            guard i < x.count else { return false }
+            if x[i].lamport != y[j].lamport { return x[i].lamport < y[j].lamport }
+            return ReplicaOrder.precedes(x[i].id.replica, y[j].id.replica)
         }
+        while c < common.count || a < intoA.count || b < intoB.count {
+            if first(common, c, before: intoA, a), first(common, c, before: intoB, b) {
+                ops.append(common[c])
+                sides.append(.neither)
+                c += 1
+            } else if first(intoA, a, before: intoB, b) {
+                ops.append(intoA[a])
+                sides.append(.a)
+                a += 1
+            } else {
+                ops.append(intoB[b])
+                sides.append(.b)
+                b += 1
+            }
+        }
+    }
+
+    /// The positions in `ops` of those `side` lacked, in replay order.
+    func positions(lackedBy side: Side) -> some Sequence<Int> {
+        sides.indices.lazy.filter { sides[$0] == side }
     }
 }

@@ -70,18 +70,18 @@ struct FileSession: SyncSession {
         }
     }
 
-    func insert(_ fresh: [Operation]) throws {
+    func insert(_ window: SyncWindow, lackedBy side: SyncWindow.Side) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            try Integration.insert(fresh, db, index: &index)
+            try Integration.insert(window.ops, at: window.positions(lackedBy: side), db, index: &index)
             try index.save(db)
         }
     }
 
-    func apply(_ replay: Replay) throws {
+    func apply(_ replay: Replay, last: Bool) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            try Integration.write(replay, interval: file.checkpointInterval, db, index: &index)
+            try Integration.write(replay, last: last, interval: file.checkpointInterval, db, index: &index)
         }
     }
 

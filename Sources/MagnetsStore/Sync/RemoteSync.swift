@@ -109,13 +109,14 @@ extension BoardFile {
                     let earliest = min(OrderKey(intoFile[0]), OrderKey(intoRemote[0]))
                     let part = try file.sharedPart(
                         before: earliest, heldBy: remoteClock, lamportBound: shared.map(\.lamport).max() ?? 0)
-                    let (replay, conflicts) = replayWindow(
-                        part, intoA: intoFile, intoB: intoRemote, interval: file.checkpointInterval)
+                    let window = SyncWindow(part.ops, intoA: intoFile, intoB: intoRemote)
+                    var replay = WindowReplay(part, window, interval: file.checkpointInterval)
+                    let whole = replay.next(upTo: window.ops.count)
                     if !dryRun {
-                        try file.insert(intoFile)
-                        try file.apply(replay)
+                        try file.insert(window, lackedBy: .a)
+                        try file.apply(whole, last: true)
                     }
-                    return conflicts
+                    return replay.conflicts
                 }
                 if !intoFile.isEmpty, !dryRun { try file.take(intoFile) }
                 return (0, [])

@@ -71,11 +71,14 @@ public protocol SyncSession: Sendable {
     /// Takes admitted ops with everything they derive, replaying on its own what they change.
     func take(_ fresh: [MagnetsCore.Operation]) throws
 
-    /// Adds admitted ops to its log; what they derive comes with `apply`.
-    func insert(_ fresh: [MagnetsCore.Operation]) throws
+    /// Adds the ops of `window` that `side` lacked (admitted) to its log; what they derive comes
+    /// with `apply`.
+    func insert(_ window: SyncWindow, lackedBy side: SyncWindow.Side) throws
 
-    /// Writes a replay made for both sides of a sync, from the start of its `sharedPart` on.
-    func apply(_ replay: Replay) throws
+    /// Writes a stretch of a replay made for both sides of a sync: the first from the start of
+    /// its `sharedPart` on, each next from where the one before ended. `last` when none follows
+    /// (the board after it is written then).
+    func apply(_ replay: Replay, last: Bool) throws
 
     /// Makes what it took durable and lets the lock go.
     func commit() throws
