@@ -19,14 +19,19 @@ enum Browser {
         "chromium and chromedriver are not installed (apt-get install -y chromium chromium-driver): the page's browser tests are skipped"
 }
 
-/// A running chromedriver on a free loopback port, ended (SIGKILL) with the test.
+/// A running chromedriver on a free loopback port, ended (SIGKILL) with the test; the browsers it starts
+/// keep their profiles in a temporary folder removed with it.
 final class ChromeDriver {
     let process = Process()
     let port: Int
+    let temporary: URL
 
     init() throws {
         port = try Self.freePort()
+        temporary = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-chromium-\(UUID())")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: Browser.chromedriver!)
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { $1 }
         process.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1", "--log-level=OFF"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -43,6 +48,7 @@ final class ChromeDriver {
     deinit {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        try? FileManager.default.removeItem(at: temporary)
     }
 
     /// A port nothing listens on now (the kernel's pick for a socket bound to port 0).
