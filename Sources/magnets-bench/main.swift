@@ -1,6 +1,6 @@
 import Foundation
 
-// magnets-bench [core|store|sync|sync-quick|history|server|server-pg|page|words|all]: prints the figures the issues ask for, measured in one
+// magnets-bench [core|store|sync|sync-quick|history|server|server-pg|page|words|bundle|all]: prints the figures the issues ask for, measured in one
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
@@ -26,6 +26,7 @@ do {
     // 32 clients: files, PostgreSQL with one process and with two (issue 22); needs PostgreSQL.
     case "server-pg": try PostgresBenchmark.run()
     case "words": WordsBenchmark.run()
+    case "bundle": try BundleBenchmark.run()
     // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).
     case "page": try PageBenchmark.run(drags: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 200)
     case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
@@ -38,7 +39,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-pg|page [N]|words|probe [M]|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-pg|page [N]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }

@@ -8,54 +8,67 @@ public struct JSONParser {
     }
 
     let bytes: [UInt8]
-    var i = 0
+    var i: Int
+    /// The value's text is `bytes[start..<end]`; offsets in failures count from `start`.
+    let start: Int
+    let end: Int
     let maxDepth: Int
 
     /// Parses `text`, which must hold exactly one JSON value (surrounding whitespace allowed).
     public static func parse(_ text: some StringProtocol, maxDepth: Int = 64) throws(Failure) -> JSONValue {
-        var parser = JSONParser(bytes: Array(text.utf8), maxDepth: maxDepth)
+        let bytes = Array(text.utf8)
+        return try parse(bytes, in: 0..<bytes.count, maxDepth: maxDepth)
+    }
+
+    /// Parses `bytes[range]`, which must hold exactly one JSON value (surrounding whitespace
+    /// allowed): a line of a larger text, read where it lies.
+    public static func parse(_ bytes: [UInt8], in range: Range<Int>, maxDepth: Int = 64) throws(Failure) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, range: range, maxDepth: maxDepth)
         parser.skipSpace()
         let value = try parser.value(depth: 0)
         parser.skipSpace()
-        guard parser.i == parser.bytes.count else { throw parser.fail("unexpected text after the value") }
+        guard parser.i == parser.end else { throw parser.fail("unexpected text after the value") }
         return value
     }
 
-    init(bytes: [UInt8], maxDepth: Int) {
+    init(bytes: [UInt8], range: Range<Int>, maxDepth: Int) {
         self.bytes = bytes
+        self.i = range.lowerBound
+        self.start = range.lowerBound
+        self.end = range.upperBound
         self.maxDepth = maxDepth
     }
 
-    func fail(_ message: String) -> Failure { Failure(message: message, offset: i) }
+    func fail(_ message: String) -> Failure { Failure(message: message, offset: i - start) }
 
     mutating func skipSpace() {
-        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        while i < end, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
     }
 
     mutating func value(depth: Int) throws(Failure) -> JSONValue {
         guard depth < maxDepth else { throw fail("nested too deeply") }
-        guard i < bytes.count else { throw fail("unexpected end") }
+        guard i < end else { throw fail("unexpected end") }
         switch bytes[i] {
         case UInt8(ascii: "{"):
             i += 1
             var pairs: [(String, JSONValue)] = []
             skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+            if i < end, bytes[i] == UInt8(ascii: "}") {
                 i += 1
                 return .object(pairs)
             }
             while true {
                 skipSpace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a key") }
+                guard i < end, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a key") }
                 let key = try string()
                 if pairs.contains(where: { $0.0 == key }) { throw fail("duplicate key '\(key)'") }
                 skipSpace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                guard i < end, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 i += 1
                 skipSpace()
                 pairs.append((key, try value(depth: depth + 1)))
                 skipSpace()
-                guard i < bytes.count else { throw fail("unexpected end") }
+                guard i < end else { throw fail("unexpected end") }
                 if bytes[i] == UInt8(ascii: ",") {
                     i += 1
                     continue
@@ -70,7 +83,7 @@ public struct JSONParser {
             i += 1
             var items: [JSONValue] = []
             skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+            if i < end, bytes[i] == UInt8(ascii: "]") {
                 i += 1
                 return .array(items)
             }
@@ -78,7 +91,7 @@ public struct JSONParser {
                 skipSpace()
                 items.append(try value(depth: depth + 1))
                 skipSpace()
-                guard i < bytes.count else { throw fail("unexpected end") }
+                guard i < end else { throw fail("unexpected end") }
                 if bytes[i] == UInt8(ascii: ",") {
                     i += 1
                     continue
@@ -106,8 +119,8 @@ public struct JSONParser {
     }
 
     mutating func literal(_ word: String) throws(Failure) {
-        let w = Array(word.utf8)
-        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else {
+        let w = word.utf8
+        guard i + w.count <= end, bytes[i..<(i + w.count)].elementsEqual(w) else {
             throw fail("unexpected character")
         }
         i += w.count
@@ -115,21 +128,29 @@ public struct JSONParser {
 
     mutating func number() throws(Failure) -> Double {
         let start = i
-        if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let negative = i < end && bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
         func digits() -> Int {
             let s = i
-            while i < bytes.count, (48...57).contains(bytes[i]) { i += 1 }
+            while i < end, (48...57).contains(bytes[i]) { i += 1 }
             return i - s
         }
-        guard i < bytes.count, (48...57).contains(bytes[i]) else { throw fail("unexpected character") }
+        guard i < end, (48...57).contains(bytes[i]) else { throw fail("unexpected character") }
         if bytes[i] == 48 { i += 1 } else { _ = digits() }
-        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+        // A whole number of up to 15 digits is exact as a Double; it needs no text.
+        let digitsStart = negative ? start + 1 : start
+        if i - digitsStart <= 15, i == end || (bytes[i] != UInt8(ascii: ".") && bytes[i] | 0x20 != UInt8(ascii: "e")) {
+            var n = 0
+            for b in bytes[digitsStart..<i] { n = n * 10 + Int(b - 48) }
+            return negative ? -Double(n) : Double(n)
+        }
+        if i < end, bytes[i] == UInt8(ascii: ".") {
             i += 1
             guard digits() > 0 else { throw fail("bad number") }
         }
-        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+        if i < end, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
             i += 1
-            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            if i < end, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
             guard digits() > 0 else { throw fail("bad number") }
         }
         guard i - start <= 64, let text = String(validating: bytes[start..<i], as: UTF8.self),
@@ -145,13 +166,17 @@ public struct JSONParser {
         var runStart = i
         func flush(_ until: Int) throws(Failure) {
             guard until > runStart else { return }
-            guard let chunk = String(validating: bytes[runStart..<until], as: UTF8.self) else {
-                throw fail("invalid UTF-8")
+            let chunk = bytes.withUnsafeBufferPointer { all -> String? in
+                let run = UnsafeBufferPointer(rebasing: all[runStart..<until])
+                // ASCII is valid UTF-8 as it stands; only other text needs checking.
+                return run.allSatisfy { $0 < 0x80 }
+                    ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
             }
+            guard let chunk else { throw fail("invalid UTF-8") }
             text += chunk
         }
         while true {
-            guard i < bytes.count else { throw fail("unterminated string") }
+            guard i < end else { throw fail("unterminated string") }
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {
                 try flush(i)
@@ -162,7 +187,7 @@ public struct JSONParser {
             if b == UInt8(ascii: "\\") {
                 try flush(i)
                 i += 1
-                guard i < bytes.count else { throw fail("unterminated string") }
+                guard i < end else { throw fail("unterminated string") }
                 let e = bytes[i]
                 i += 1
                 switch e {
@@ -177,7 +202,7 @@ public struct JSONParser {
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800...0xDBFF).contains(code) {
-                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
+                        guard i + 1 < end, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
                         else {
                             throw fail("lone surrogate")
                         }
@@ -199,7 +224,7 @@ public struct JSONParser {
     }
 
     mutating func hex4() throws(Failure) -> UInt32 {
-        guard i + 4 <= bytes.count else { throw fail("bad \\u escape") }
+        guard i + 4 <= end else { throw fail("bad \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
             let b = bytes[i]

@@ -190,18 +190,22 @@ public enum OpBundle {
         _ data: Data, name path: String = "the bundle"
     ) throws -> (header: Header, ops: [MagnetsCore.Operation]) {
         guard data.count <= maxBytes else { throw StoreError.badBundle("\(path) is larger than 2 GB") }
-        guard let text = String(data: data, encoding: .utf8) else {
+        let bytes = [UInt8](data)
+        guard String(validating: bytes, as: UTF8.self) != nil else {
             throw StoreError.badBundle("\(path) is not UTF-8 text")
         }
-        // Split by bytes: a line break is one byte in UTF-8, and no character holds it.
-        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Substring.init)
-        guard let first = lines.first, !first.isEmpty else { throw StoreError.badBundle("\(path) is empty") }
-        if lines.last == "" {
-            lines.removeLast()
-        } else {
+        // Lines by bytes: a line break is one byte in UTF-8, and no character holds it.
+        var lines: [Range<Int>] = []
+        var lineStart = 0
+        for (i, b) in bytes.enumerated() where b == UInt8(ascii: "\n") {
+            lines.append(lineStart..<i)
+            lineStart = i + 1
+        }
+        guard !(lines.first ?? lineStart..<bytes.count).isEmpty else { throw StoreError.badBundle("\(path) is empty") }
+        guard lineStart == bytes.count, let first = lines.first else {
             throw StoreError.badBundle("\(path) is truncated: its last line is incomplete")
         }
-        guard let json = try? JSONParser.parse(first, maxDepth: 4), json["magnets_bundle"] != nil else {
+        guard let json = try? JSONParser.parse(bytes, in: first, maxDepth: 4), json["magnets_bundle"] != nil else {
             throw StoreError.badBundle("\(path) is not a magnets bundle (no header line)")
         }
         guard let version = json["magnets_bundle"]?.intValue, version >= 1 else {
@@ -229,10 +233,10 @@ public enum OpBundle {
         }
         var ops: [MagnetsCore.Operation] = []
         ops.reserveCapacity(count)
-        var seen = Set<OpID>()
+        var seen = Set<OpID>(minimumCapacity: count)
         for (number, line) in lines.dropFirst().enumerated() {
             let parsed: JSONValue
-            do { parsed = try JSONParser.parse(line, maxDepth: 8) } catch {
+            do { parsed = try JSONParser.parse(bytes, in: line, maxDepth: 8) } catch {
                 throw StoreError.badBundle("line \(number + 2) is not JSON: \(error)")
             }
             switch MagnetsCore.Operation.parse(parsed) {

@@ -1,0 +1,37 @@
+import Foundation
+import MagnetsCore
+import MagnetsStore
+
+/// A bundle of 50,000 moves (SPEC §5's text) written and read back, as each side of a remote
+/// sync does once per direction: MB/s and ops/s, median of 5.
+enum BundleBenchmark {
+    static func run(m: Int = 50_000) throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-bundle-\(getpid())")
+            .path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let base = try Workloads.base(
+            at: scratch + "/base.magnets", magnets: 500, zones: 20, boundaries: 10, scratch: scratch)
+        let ops = try Workloads.moves(m, replica: "alice", on: base, seed: 11)
+        let now = try base.current()
+        var data = Data()
+        var encode: [Double] = []
+        var parse: [Double] = []
+        for _ in 0..<5 {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            data = OpBundle.encode(
+                board: base.boardID, clock: now.clock.merged(with: VectorClock(["alice": m])), since: nil, ops: ops)
+            let t1 = DispatchTime.now().uptimeNanoseconds
+            let parsed = try OpBundle.parse(data)
+            let t2 = DispatchTime.now().uptimeNanoseconds
+            guard parsed.ops == ops else { throw BenchError("the parsed bundle differs from the ops written") }
+            encode.append(Double(t1 - t0) / 1e9)
+            parse.append(Double(t2 - t1) / 1e9)
+        }
+        let megabytes = Double(data.count) / 1e6
+        let (e, p) = (Measure.median(encode), Measure.median(parse))
+        print("bundle: \(m) moves, \(String(format: "%.1f", megabytes)) MB, median of 5")
+        print(String(format: "  write %6.1f ms (%5.0f MB/s, %7.0f ops/s)", e * 1000, megabytes / e, Double(m) / e))
+        print(String(format: "  read  %6.1f ms (%5.0f MB/s, %7.0f ops/s)", p * 1000, megabytes / p, Double(m) / p))
+    }
+}
