@@ -60,4 +60,42 @@ struct BundleTests: BoardFileMaking {
         #expect(try b.importOps(from: bundle) == ImportReport(added: 1, skipped: 0))
         #expect(try b.current().board == c.current().board)
     }
+
+    /// A large bundle is read in two halves at once; what it gives, and which problem it reports
+    /// first (by line), must not depend on that.
+    @Test(
+        "a bundle's first problem by line is the one reported, however large",
+        arguments: [
+            (10, [(4, "broken"), (7, "duplicate of 2")], "line 4 is not JSON"),
+            (10, [(4, "duplicate of 2"), (7, "broken")], "op alice:1 appears twice"),
+            (2_400, [(100, "broken"), (2_000, "duplicate of 50")], "line 100 is not JSON"),
+            (2_400, [(100, "duplicate of 50"), (2_000, "broken")], "op alice:49 appears twice"),
+            (2_400, [(1_500, "broken")], "line 1500 is not JSON"),
+            (2_400, [(1_300, "duplicate of 1_250"), (1_400, "broken")], "op alice:1249 appears twice"),
+            (2_400, [], ""),
+        ])
+    func firstProblemByLine(count: Int, damage: [(line: Int, what: String)], expected: String) throws {
+        let ops = (1...count).map { seq in
+            Operation(
+                id: OpID(replica: "alice", seq: seq), lamport: seq, context: VectorClock(["alice": seq]),
+                author: "alice", time: 1_795_000_000_000,
+                payload: .resize(Size(width: 400 + Double(seq % 7), height: 300)))
+        }
+        let data = OpBundle.encode(board: "b", clock: VectorClock(["alice": count]), since: nil, ops: ops)
+        var lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        for (line, what) in damage {
+            if what == "broken" {
+                lines[line - 1] = String(lines[line - 1].dropLast())
+            } else {
+                let source = Int(what.split(separator: " ").last!.replacingOccurrences(of: "_", with: ""))!
+                lines[line - 1] = lines[source - 1]
+            }
+        }
+        let bundle = Data((lines.joined(separator: "\n") + "\n").utf8)
+        if expected.isEmpty {
+            #expect(try OpBundle.parse(bundle).ops == ops)
+        } else {
+            #expect { try OpBundle.parse(bundle) } throws: { "\($0)".contains(expected) }
+        }
+    }
 }

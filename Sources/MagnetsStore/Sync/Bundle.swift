@@ -49,7 +49,9 @@ public enum OpBundle {
     }
 
     /// A whole bundle of `ops` (in replay order), cut from `clock`.
-    public static func encode(board: String, clock: VectorClock, since: VectorClock?, ops: [MagnetsCore.Operation]) -> Data {
+    public static func encode(
+        board: String, clock: VectorClock, since: VectorClock?, ops: [MagnetsCore.Operation]
+    ) -> Data {
         var out = OpJSONWriter()
         out.json.raw(headerLine(board: board, clock: clock, since: since, count: ops.count) + "\n")
         for op in ops { writeLine(op, to: &out) }
@@ -167,6 +169,26 @@ public enum OpBundle {
         }
     }
 
+    /// The ops of the lines `numbers` of a bundle (`lines[0]` is its header), each read and
+    /// checked on its own, up to the first that is not a valid op, and why that one is not.
+    private static func parseOps(
+        _ bytes: [UInt8], _ lines: [Range<Int>], numbers: Range<Int>
+    ) -> (ops: [MagnetsCore.Operation], failure: StoreError?) {
+        var ops: [MagnetsCore.Operation] = []
+        ops.reserveCapacity(numbers.count)
+        for number in numbers {
+            let parsed: JSONValue
+            do { parsed = try JSONParser.parse(bytes, in: lines[number], maxDepth: 8) } catch {
+                return (ops, StoreError.badBundle("line \(number + 1) is not JSON: \(error)"))
+            }
+            switch MagnetsCore.Operation.parse(parsed) {
+            case .failure(let e): return (ops, StoreError.badBundle("line \(number + 1): \(e)"))
+            case .success(let op): ops.append(op)
+            }
+        }
+        return (ops, nil)
+    }
+
     /// The bytes every bundle starts with (the header's first key).
     static let signature = Array("{\"magnets_bundle\"".utf8)
 
@@ -231,23 +253,31 @@ public enum OpBundle {
             throw StoreError.badBundle(
                 "\(path) is truncated or padded: the header announces \(count) ops, \(lines.count - 1) follow")
         }
+        // A large bundle's two halves are read side by side; the checks that span lines then run
+        // in line order, so the first problem by line is the one reported, as when read in one go.
+        let opLines = lines.indices.dropFirst()
+        let parts: [(ops: [MagnetsCore.Operation], failure: StoreError?)]
+        if opLines.count >= 1_000 {
+            let middle = opLines.startIndex + opLines.count / 2
+            let (front, back) = try Parallel.both(
+                { [lines] in parseOps(bytes, lines, numbers: opLines[..<middle]) },
+                { parseOps(bytes, lines, numbers: opLines[middle...]) })
+            parts = [front, back]
+        } else {
+            parts = [parseOps(bytes, lines, numbers: opLines)]
+        }
         var ops: [MagnetsCore.Operation] = []
         ops.reserveCapacity(count)
         var seen = Set<OpID>(minimumCapacity: count)
-        for (number, line) in lines.dropFirst().enumerated() {
-            let parsed: JSONValue
-            do { parsed = try JSONParser.parse(bytes, in: line, maxDepth: 8) } catch {
-                throw StoreError.badBundle("line \(number + 2) is not JSON: \(error)")
-            }
-            switch MagnetsCore.Operation.parse(parsed) {
-            case .failure(let e): throw StoreError.badBundle("line \(number + 2): \(e)")
-            case .success(let op):
+        for part in parts {
+            for op in part.ops {
                 guard seen.insert(op.id).inserted else { throw StoreError.badBundle("op \(op.id) appears twice") }
                 guard op.id.seq <= entries[op.id.replica] ?? 0 else {
                     throw StoreError.badBundle("op \(op.id) lies outside the clock the bundle was cut from")
                 }
                 ops.append(op)
             }
+            if let failure = part.failure { throw failure }
         }
         return (Header(board: board, clock: VectorClock(entries), count: count), ops)
     }
