@@ -203,6 +203,9 @@ struct StoreSyncTests: BoardFileMaking {
         }
         _ = try a.importOps(from: try moves(5_000, for: a, seed: 3))
         _ = try b.importOps(from: try moves(5_000, for: b, seed: 4))
+        // Two more copies of bob's, to take alice's ops by import below.
+        let c = try b.clone(to: folder.appendingPathComponent("c.magnets").path, replica: "carol")
+        let d = try b.clone(to: folder.appendingPathComponent("d.magnets").path, replica: "dave")
         let report = try BoardFile.sync(a, b)
         #expect(report.intoA == 5_001 && report.intoB == 5_001 && !report.conflicts.isEmpty)
         func history(_ file: BoardFile) throws -> [String] {
@@ -216,6 +219,27 @@ struct StoreSyncTests: BoardFileMaking {
         #expect(historyA.contains { $0.contains("\"capture\"") } && historyA.contains { $0.contains("\"contact\"") })
         #expect(try a.current().board == b.current().board)
         #expect(try a.check().isClean && b.check().isClean)
+
+        // Alice's 5,001 ops, which interleave with bob's, imported whole (enough for the windowed
+        // road) and in bundles of 400 (the one-pass road) give the sync's very file.
+        #expect(400 < Integration.windowAtLeast && Integration.windowAtLeast <= 5_001)
+        let whole = folder.appendingPathComponent("alice-all.bundle").path
+        #expect(try a.exportOps(to: whole, since: c.current().clock) == 5_001)
+        #expect(try c.importOps(from: whole) == ImportReport(added: 5_001, skipped: 0))
+        let bundle = try OpBundle.parse(try Data(contentsOf: URL(fileURLWithPath: whole)))
+        var clock = try d.current().clock
+        for start in stride(from: 0, to: bundle.ops.count, by: 400) {
+            let part = Array(bundle.ops[start..<min(start + 400, bundle.ops.count)])
+            let since = clock
+            for op in part { clock[op.id.replica] = op.id.seq }
+            let path = folder.appendingPathComponent("alice-\(start).bundle").path
+            try OpBundle.encode(board: d.boardID, clock: clock, since: since, ops: part).write(
+                to: URL(fileURLWithPath: path))
+            #expect(try d.importOps(from: path).added == part.count)
+        }
+        #expect(try history(c) == historyA && history(d) == historyA)
+        #expect(try c.current().board == a.current().board && d.current().board == a.current().board)
+        #expect(try c.check().isClean && d.check().isClean)
     }
 
     @Test(

@@ -61,9 +61,18 @@ enum Integration {
         } else {
             return currentBoard
         }
+        recent?.drop(after: start.position)
+        if replaysHeld, given == nil, fresh.count >= Self.windowAtLeast,
+            currentCount - start.position <= Self.windowHeldAtMost * fresh.count
+        {
+            let board = try writeWindow(fresh, from: start, interval: interval, db, index: &index)
+            // The starts kept lay before the window; the next write finds a stored checkpoint nearer.
+            recent = recent.map { _ in RecentStarts() }
+            recent?.current = (board, currentCount + fresh.count)
+            return board
+        }
         var writer = try DerivedWriter(from: start, interval: interval, db, index: index)
         var board = start.board
-        recent?.drop(after: start.position)
         func apply(_ op: Operation) throws {
             let outcome = board.apply(op)
             let stored = OpRows.storedEvents(for: op, outcome.events, labels: &index.labels)
@@ -93,6 +102,53 @@ enum Integration {
         try writer.finish(board, replacing: given == nil ? currentBoard : nil, db, index: &index)
         recent?.current = (board, writer.position)
         return board
+    }
+
+    /// How many new ops make `write` hold the replay window in memory (`writeWindow`), provided
+    /// the held ops it replays again are at most `windowHeldAtMost` times as many.
+    static let windowAtLeast = 1_000
+    static let windowHeldAtMost = 4
+
+    /// `write` for many new ops among held ones, as a sync writes each of its files: the held
+    /// ops after `start` are read, the new ones merged in (a `SyncWindow` of one side), and the
+    /// window is replayed in stretches on a thread of its own while this one inserts the new ops,
+    /// then writes what each stretch derived. The same rows as `write`'s one pass; memory O(window).
+    private static func writeWindow(
+        _ fresh: [Operation], from start: Start, interval: Int, _ db: Database, index: inout LogIndex
+    ) throws -> Board {
+        var held: [Operation] = []
+        try OpLog.forEach(after: start.after, withOutcomes: false, db, index: index) { op, _ in
+            held.append(op)
+            return true
+        }
+        let window = SyncWindow(held, intoA: fresh, intoB: [])
+        held = []
+        let part = SharedPart(start: start, ops: [], labels: index.labels)
+        let ends = WindowReplay.stretchEnds(window.ops.count)
+        var (replay, written) = try Parallel.both(
+            { () -> (WindowReplay, Replay) in
+                var replay = WindowReplay(part, window, interval: interval)
+                let stretch = replay.next(upTo: ends[0])
+                return (replay, stretch)
+            },
+            {
+                try insert(window.ops, at: window.positions(lackedBy: .a), db, index: &index)
+                try index.save(db)
+            }
+        ).0
+        for end in ends.dropFirst() {
+            let (before, stretch) = (replay, written)
+            (replay, written) = try Parallel.both(
+                { () -> (WindowReplay, Replay) in
+                    var replay = before
+                    let next = replay.next(upTo: end)
+                    return (replay, next)
+                },
+                { try write(stretch, last: false, interval: interval, db, index: &index) }
+            ).0
+        }
+        try write(written, last: true, interval: interval, db, index: &index)
+        return written.board
     }
 
     /// Appends new ops to the log (their outcomes are the writer's business).

@@ -166,7 +166,8 @@ struct WindowReplay: Sendable {
     /// Where the next stretch starts.
     private var start: Integration.Start
     private var labels: Labels
-    private var finder: Conflict.Finder
+    /// Finds conflicts when both sides lacked ops (a window of one side has none).
+    private var finder: Conflict.Finder?
     /// How many conflicts were found, and the first of them (`SyncReport.listedConflicts`).
     private(set) var conflicts: (count: Int, listed: [Conflict]) = (0, [])
     /// The window's ops replayed so far.
@@ -179,7 +180,9 @@ struct WindowReplay: Sendable {
         start = part.start
         labels = part.labels
         let sides = window.sides
-        finder = Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] }
+        finder =
+            sides.contains(.a) && sides.contains(.b)
+            ? Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] } : nil
     }
 
     /// Replays the window's ops from where the last stretch stopped up to position `end`.
@@ -189,13 +192,17 @@ struct WindowReplay: Sendable {
         var conflicts = self.conflicts
         var found: [Conflict] = []
         let all = window.ops
-        let replay = Integration.replay(ops, from: start, interval: interval, labels: labels) { i, outcome in
-            finder.add(i, of: all, outcome, into: &found)
-            guard !found.isEmpty else { return }
-            conflicts.count += found.count
-            conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
-            found.removeAll(keepingCapacity: true)
-        }
+        let observe: ((Int, Outcome) -> Void)? =
+            finder == nil
+            ? nil
+            : { i, outcome in
+                finder!.add(i, of: all, outcome, into: &found)
+                guard !found.isEmpty else { return }
+                conflicts.count += found.count
+                conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
+                found.removeAll(keepingCapacity: true)
+            }
+        let replay = Integration.replay(ops, from: start, interval: interval, labels: labels, observe: observe)
         (self.finder, self.conflicts) = (finder, conflicts)
         done = end
         labels = replay.labels
