@@ -98,4 +98,16 @@ struct BundleTests: BoardFileMaking {
             #expect { try OpBundle.parse(bundle) } throws: { "\($0)".contains(expected) }
         }
     }
+
+    @Test("a bundle saved with a byte order mark before it reads as without it; an empty one is refused")
+    func byteOrderMark() throws {
+        let op = Operation(
+            id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(["alice": 1]), author: "alice",
+            time: 1_795_000_000_000, payload: .resize(Size(width: 400, height: 300)))
+        let plain = OpBundle.encode(board: "b", clock: VectorClock(["alice": 1]), since: nil, ops: [op])
+        #expect(try OpBundle.parse(Data([0xEF, 0xBB, 0xBF]) + plain).ops == [op])
+        #expect { try OpBundle.parse(Data([0xEF, 0xBB, 0xBF])) } throws: { "\($0)".contains("is empty") }
+        #expect { try OpBundle.parse(Data()) } throws: { "\($0)".contains("is empty") }
+        #expect { try OpBundle.parse(plain.dropLast()) } throws: { "\($0)".contains("truncated") }
+    }
 }

@@ -217,9 +217,10 @@ public enum OpBundle {
             throw StoreError.badBundle("\(path) is not UTF-8 text")
         }
         // Lines by bytes: a line break is one byte in UTF-8, and no character holds it.
+        // A byte order mark, as some editors put before UTF-8 text, is not part of the first line.
         var lines: [Range<Int>] = []
-        var lineStart = 0
-        for (i, b) in bytes.enumerated() where b == UInt8(ascii: "\n") {
+        var lineStart = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        for (i, b) in bytes.enumerated().dropFirst(lineStart) where b == UInt8(ascii: "\n") {
             lines.append(lineStart..<i)
             lineStart = i + 1
         }
