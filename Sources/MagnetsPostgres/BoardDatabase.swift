@@ -214,7 +214,8 @@ public final class BoardDatabase: Sendable {
     /// transaction: all of it, or nothing when the name is taken.
     public func addBoard(name: String, file: BoardFile) async throws {
         let (_, ops) = try file.opsForExport()
-        let row = BoardRow(name: name, id: file.boardID, replica: file.replica, checkpointInterval: file.checkpointInterval)
+        let row = BoardRow(
+            name: name, id: file.boardID, replica: file.replica, checkpointInterval: file.checkpointInterval)
         try await inTransaction { [self] connection in
             let inserted = try await connection.query(
                 """
@@ -267,7 +268,8 @@ public final class BoardDatabase: Sendable {
     }
 
     /// A board's ops after `n` (in the order of `n`, as committed), each as its bundle line.
-    func ops(board: String, after n: Int64, _ connection: PostgresConnection) async throws -> [(n: Int64, body: String)] {
+    func ops(board: String, after n: Int64, _ connection: PostgresConnection) async throws -> [(n: Int64, body: String)]
+    {
         var found: [(n: Int64, body: String)] = []
         let rows = try await connection.query(
             "SELECT n, body FROM op WHERE board = \(board) AND n > \(n) ORDER BY n", logger: logger)
@@ -355,7 +357,8 @@ public final class BoardDatabase: Sendable {
             {
                 found.append(
                     TokenRow(
-                        prefix: prefix, hash: Array(hash.readableBytesView), board: board, readOnly: readOnly, label: label, created: created))
+                        prefix: prefix, hash: Array(hash.readableBytesView), board: board, readOnly: readOnly,
+                        label: label, created: created))
             }
             return found
         }

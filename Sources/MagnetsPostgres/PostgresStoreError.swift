@@ -45,7 +45,8 @@ public enum PostgresStoreError: LocalizedError, Equatable {
             let underlying = error.underlying.map { String(describing: $0) } ?? ""
             let why =
                 underlying.localizedCaseInsensitiveContains("refused")
-                ? "connection refused" : underlying.localizedCaseInsensitiveContains("timeout")
+                ? "connection refused"
+                : underlying.localizedCaseInsensitiveContains("timeout")
                     || underlying.localizedCaseInsensitiveContains("timed out")
                     ? "connection timed out" : "connection lost"
             return unavailable("cannot reach \(where_) (\(why)); is PostgreSQL running? try again")

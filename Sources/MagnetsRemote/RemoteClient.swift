@@ -74,7 +74,8 @@ public struct RemoteClient: RemoteBoard {
     public func ops(since: VectorClock?) throws -> Data {
         guard let since, !since.isEmpty else { return try request(.GET, "/ops") }
         let text = since.replicas.map { "\($0)=\(since[$0])" }.joined(separator: ",")
-        return try request(.GET, "/ops?since=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text))
+        return try request(
+            .GET, "/ops?since=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text))
     }
 
     public func send(_ bundle: Data) throws {
@@ -129,7 +130,9 @@ public struct RemoteClient: RemoteBoard {
             }
         }
         let text = "\(error)"
-        if text.contains("refused") || text.contains("ECONNREFUSED") { return "connection refused (is 'magnets serve' running there?)" }
+        if text.contains("refused") || text.contains("ECONNREFUSED") {
+            return "connection refused (is 'magnets serve' running there?)"
+        }
         return text
     }
 }

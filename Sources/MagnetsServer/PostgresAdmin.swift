@@ -67,7 +67,8 @@ public struct PostgresAdmin: Sendable {
             let boards = try await database.boardNames()
             let tokens = try await database.tokens(prefix: nil).map { row in
                 TokenStore.Listed(
-                    prefix: row.prefix, board: row.board, readOnly: row.readOnly, label: row.label, created: row.created)
+                    prefix: row.prefix, board: row.board, readOnly: row.readOnly, label: row.label, created: row.created
+                )
             }
             return (boards, tokens)
         }

@@ -71,6 +71,8 @@ enum PostgresBenchmark {
 
     static func pgCluster(_ arguments: [String]) throws {
         let run = Measure.spawn("/bin/bash", [script] + arguments)
-        guard run.status == 0 else { throw BenchError("pg-cluster \(arguments.prefix(2).joined(separator: " ")) failed") }
+        guard run.status == 0 else {
+            throw BenchError("pg-cluster \(arguments.prefix(2).joined(separator: " ")) failed")
+        }
     }
 }

@@ -63,7 +63,9 @@ enum ServerBenchmark {
             equal = equal && withoutReplica(shownA) == withoutReplica(shownS)
         }
         let (file, server) = (Measure.median(fileTimes), Measure.median(serverTimes))
-        print("server (a): 2×\(m) concurrent moves, one `magnets sync`, whole process, median of \(repetitions), interleaved")
+        print(
+            "server (a): 2×\(m) concurrent moves, one `magnets sync`, whole process, median of \(repetitions), interleaved"
+        )
         print(
             String(
                 format: "  file ↔ file %.1f ms | file ↔ server %.1f ms | ratio %.2f× (target ≤ 1.3×) | same board: %@",
@@ -84,7 +86,9 @@ enum ServerBenchmark {
         try? FileManager.default.removeItem(atPath: pristine)
         try FileManager.default.copyItem(atPath: folder, toPath: pristine)
 
-        print("server (b): \(clients) clients at once, each sending \(perClient) single-move bundles one after another (POST …/ops, durable)")
+        print(
+            "server (b): \(clients) clients at once, each sending \(perClient) single-move bundles one after another (POST …/ops, durable)"
+        )
         for boards in [1, clients] {
             try? FileManager.default.removeItem(atPath: folder)
             try FileManager.default.copyItem(atPath: pristine, toPath: folder)
@@ -97,7 +101,9 @@ enum ServerBenchmark {
                 return ("\(server)/boards/b\(board)/ops", bundle)
             }
             url.stop()
-            print("  \(boards == 1 ? "one board " : "\(boards) boards")  \(result.line) (target ≥ 2,000 ops/s, p99 ≤ 50 ms)")
+            print(
+                "  \(boards == 1 ? "one board " : "\(boards) boards")  \(result.line) (target ≥ 2,000 ops/s, p99 ≤ 50 ms)"
+            )
         }
         // (c) The ceiling: the same requests to a Hummingbird route that reads the body and answers.
         let ceiling = try Served(ceiling: true)

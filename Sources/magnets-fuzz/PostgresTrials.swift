@@ -57,7 +57,8 @@ struct TrialCluster {
     /// op is there twice and none is missing below the latest (seqs 1…n, each once).
     func clock() -> [String: Int] {
         var clock: [String: Int] = [:]
-        for row in rows("SELECT replica, count(*), count(DISTINCT seq), max(seq) FROM op WHERE board = 'board' GROUP BY replica")
+        for row in rows(
+            "SELECT replica, count(*), count(DISTINCT seq), max(seq) FROM op WHERE board = 'board' GROUP BY replica")
         where row.count == 4 {
             guard row[1] == row[2], row[1] == row[3], let n = Int(row[1]) else {
                 fail("replica \(row[0]): \(row[1]) ops, \(row[2]) distinct seqs, the latest \(row[3])")
@@ -73,7 +74,9 @@ struct TrialCluster {
 func postgresServersWithClients(_ work: String, clients: Int) -> (TrialCluster, [ServerProcess], [String]) {
     let cluster = TrialCluster(work)
     must(["server", "add", "board", "--postgres", cluster.url], in: work)
-    let servers = [ServerProcess(folder: work, postgres: cluster.url), ServerProcess(folder: work, postgres: cluster.url)]
+    let servers = [
+        ServerProcess(folder: work, postgres: cluster.url), ServerProcess(folder: work, postgres: cluster.url),
+    ]
     for server in servers { server.start() }
     let seed = work + "/seed.magnets"
     must(["clone", servers[0].address, seed, "--replica", "seed"], in: work)
@@ -133,7 +136,8 @@ func convergePostgres(_ cluster: TrialCluster, _ servers: [ServerProcess], _ fil
     let board = shown(files[0], in: work)
     for file in files where shown(file, in: work) != board { fail("\(file) differs from \(files[0]) after syncing") }
     let clock = cluster.clock()
-    for file in files where ownCount(file, in: work) != clock[URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent] {
+    for file in files
+    where ownCount(file, in: work) != clock[URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent] {
         fail("\(file)'s ops are not all in the database")
     }
     for server in servers { server.stop() }
@@ -156,10 +160,14 @@ func postgresKillTrial(kills: Int, seed: UInt64, work: String) {
         let promised = tally.acknowledged.withLock { $0 }
         let clock = cluster.clock()
         for (k, count) in promised.enumerated() where clock["c\(k)", default: 0] < count {
-            fail("kill \(kill): \(count) ops of c\(k) were acknowledged but the database holds \(clock["c\(k)", default: 0])")
+            fail(
+                "kill \(kill): \(count) ops of c\(k) were acknowledged but the database holds \(clock["c\(k)", default: 0])"
+            )
         }
         victim.start()
-        if kill % 10 == 0 { print("pg-kill: \(kill) kills, \(tally.syncs.load(ordering: .relaxed)) syncs acknowledged") }
+        if kill % 10 == 0 {
+            print("pg-kill: \(kill) kills, \(tally.syncs.load(ordering: .relaxed)) syncs acknowledged")
+        }
     }
     tally.stop.store(true, ordering: .relaxed)
     while threads.contains(where: { !$0.isFinished }) { usleep(10_000) }
@@ -190,7 +198,9 @@ func postgresRestartTrial(restarts: Int, seed: UInt64, work: String) {
         let promised = tally.acknowledged.withLock { $0 }
         let clock = cluster.clock()
         for (k, count) in promised.enumerated() where clock["c\(k)", default: 0] < count {
-            fail("restart \(restart): \(count) ops of c\(k) were acknowledged but the database holds \(clock["c\(k)", default: 0])")
+            fail(
+                "restart \(restart): \(count) ops of c\(k) were acknowledged but the database holds \(clock["c\(k)", default: 0])"
+            )
         }
         guard servers.allSatisfy(\.isRunning) else { fail("a server stopped when the database did") }
     }

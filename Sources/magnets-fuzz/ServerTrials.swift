@@ -210,7 +210,8 @@ func converge(_ server: ServerProcess, _ files: [String], in work: String) {
 
 /// The server's clock, read from its file (the server may be down).
 func serverClock(_ server: ServerProcess, in work: String) -> [String: Int] {
-    let header = must(["ops", "export", "-b", server.folder + "/board.magnets", "--out", "-", "--since", "zzz=0"], in: work)
+    let header =
+        must(["ops", "export", "-b", server.folder + "/board.magnets", "--out", "-", "--since", "zzz=0"], in: work)
         .split(separator: "\n").first.map(String.init) ?? ""
     guard let json = try? JSONParser.parse(header, maxDepth: 4), case .object(let pairs)? = json["clock"] else {
         fail("cannot read the server's clock")
@@ -221,7 +222,8 @@ func serverClock(_ server: ServerProcess, in work: String) -> [String: Int] {
 /// How many ops of its own replica a client file holds.
 func ownCount(_ file: String, in work: String) -> Int {
     let replica = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
-    let header = must(["ops", "export", "-b", file, "--out", "-", "--since", "zzz=0"], in: work)
+    let header =
+        must(["ops", "export", "-b", file, "--out", "-", "--since", "zzz=0"], in: work)
         .split(separator: "\n").first.map(String.init) ?? ""
     return (try? JSONParser.parse(header, maxDepth: 4))?["clock"]?[replica]?.intValue ?? 0
 }
@@ -267,7 +269,9 @@ func serverKillTrial(kills: Int, seed: UInt64, work: String) {
     stop.store(true, ordering: .relaxed)
     while threads.contains(where: { !$0.isFinished }) { usleep(10_000) }
     converge(server, files, in: work)
-    print("server-kill: \(kills) kills, \(syncs.load(ordering: .relaxed)) syncs acknowledged; every acknowledged op kept; all converged")
+    print(
+        "server-kill: \(kills) kills, \(syncs.load(ordering: .relaxed)) syncs acknowledged; every acknowledged op kept; all converged"
+    )
 }
 
 /// SIGKILLs a client `kills` times during a sync (or a clone) of many ops: both sides stay clean,
@@ -278,7 +282,9 @@ func clientKillTrial(kills: Int, seed: UInt64, work: String) {
     let file = files[0]
     for kill in 1...kills {
         // A batch of edits on both sides, so the sync both sends and receives.
-        for _ in 0..<Int.random(in: 1...6, using: &rng) { edit(files[Int.random(in: 0...1, using: &rng)], in: work, &rng) }
+        for _ in 0..<Int.random(in: 1...6, using: &rng) {
+            edit(files[Int.random(in: 0...1, using: &rng)], in: work, &rng)
+        }
         must(["sync", files[1], server.address], in: work)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: magnetsBinary)
@@ -298,7 +304,8 @@ func clientKillTrial(kills: Int, seed: UInt64, work: String) {
         if kill % 10 == 0 { print("client-kill: \(kill) kills") }
     }
     converge(server, files, in: work)
-    print("client-kill: \(kills) clients killed mid-sync or mid-clone; both sides checked clean each time; all converged")
+    print(
+        "client-kill: \(kills) clients killed mid-sync or mid-clone; both sides checked clean each time; all converged")
 }
 
 /// Opens `count` connections that send half a request and then nothing; meanwhile a client
@@ -309,7 +316,10 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
     var stalled: [Int32] = []
     for k in 0..<count {
         guard let socket = RawHTTP.connect(port: server.port) else { fail("connection \(k) refused") }
-        let half = k % 2 == 0 ? "GET /boards/board HTTP/1.1\r\nHost: x\r\n" : "POST /boards/board/ops HTTP/1.1\r\nContent-Length: 1000\r\n\r\n{\"magnets"
+        let half =
+            k % 2 == 0
+            ? "GET /boards/board HTTP/1.1\r\nHost: x\r\n"
+            : "POST /boards/board/ops HTTP/1.1\r\nContent-Length: 1000\r\n\r\n{\"magnets"
         _ = half.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         stalled.append(socket)
     }
@@ -353,8 +363,11 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
         let raw = Int.random(in: 0..<10, using: &rng) == 0
         let request =
             raw
-            ? mutate(Array("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
-            : Array("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body
+            ? mutate(
+                Array("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            : Array(
+                "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+                    .utf8) + body
         try? Data(request).write(to: URL(fileURLWithPath: scratch + "/last-request"))
         let status = RawHTTP.exchange(port: server.port, request)
         statuses[status ?? 0, default: 0] += 1
@@ -369,7 +382,9 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
     }
     converge(server, files, in: work)
     let summary = statuses.sorted { $0.key < $1.key }.map { "\($0.key == 0 ? "closed" : String($0.key)): \($0.value)" }
-    print("http: \(count) mutated requests, the server up throughout, no refused one changed the board (\(summary.joined(separator: ", ")))")
+    print(
+        "http: \(count) mutated requests, the server up throughout, no refused one changed the board (\(summary.joined(separator: ", ")))"
+    )
 }
 
 // MARK: - A raw HTTP/1.1 client, for requests no real client would send

@@ -66,7 +66,9 @@ struct PostgresTests: ScratchSuite {
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(listed.array.map { $0["name"] as? String } == ["empty", "fridge"])
         let tokens = listed.array.last?["tokens"] as? [[String: Any]] ?? []
-        #expect(tokens.count == 2 && tokens.contains { $0["label"] as? String == "wall" && $0["read_only"] as? Bool == true })
+        #expect(
+            tokens.count == 2
+                && tokens.contains { $0["label"] as? String == "wall" && $0["read_only"] as? Bool == true })
         #expect(!listed.stdout.contains(token), "list never shows a token")
 
         // The server serves what the commands made; a revoked token is refused at once.
@@ -219,7 +221,9 @@ struct PostgresTests: ScratchSuite {
                 }
                 let file = "k\(i).magnets"
                 for step in 0..<6 {
-                    scratch.magnets(["move", "k\(i)-1", "--to", "\(50 + step * 20 + round),\(300 + i * 40)", "-b", file])
+                    scratch.magnets([
+                        "move", "k\(i)-1", "--to", "\(50 + step * 20 + round),\(300 + i * 40)", "-b", file,
+                    ])
                     let sync = scratch.magnets(["sync", file, victimURL, "--token", token])
                     if sync.status == 0 {
                         // What the file held was acknowledged: all of its own ops.

@@ -15,7 +15,8 @@ struct RemoteSyncTests: ScratchSuite {
         must("zone", "add", "slot", "--rect", "400,100,60,60", "--capacity", "1", "-b", "alice.magnets")
         must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
         must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
-        let rw = must("server", "token", "fridge", "--dir", "boards").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let rw = must("server", "token", "fridge", "--dir", "boards").stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let ro = must("server", "token", "fridge", "--read-only", "--dir", "boards").stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let server = try TestServer(scratch)
@@ -49,7 +50,8 @@ struct RemoteSyncTests: ScratchSuite {
         return (try? Data(contentsOf: URL(fileURLWithPath: scratch.file(file)))) ?? Data()
     }
 
-    @Test("clone from the server, edit on both sides, sync both ways and through two clients: all agree with GET …/show")
+    @Test(
+        "clone from the server, edit on both sides, sync both ways and through two clients: all agree with GET …/show")
     func cloneAndSync() throws {
         let (server, url, rw, _) = try served()
         must("clone", url, "bob.magnets", "--replica", "bob", "--token", rw)
@@ -79,7 +81,9 @@ struct RemoteSyncTests: ScratchSuite {
         must("check", "-b", "boards/fridge.magnets")
     }
 
-    @Test("refusals leave both sides untouched: another board, a replica id used twice, a read-only token that would send")
+    @Test(
+        "refusals leave both sides untouched: another board, a replica id used twice, a read-only token that would send"
+    )
     func refusals() throws {
         let (server, url, rw, ro) = try served()
         must("clone", url, "bob.magnets", "--replica", "bob", "--token", rw)

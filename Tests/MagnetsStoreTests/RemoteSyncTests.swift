@@ -64,7 +64,9 @@ struct RemoteSyncTests: BoardFileMaking {
         return try Data(contentsOf: URL(fileURLWithPath: file.path))
     }
 
-    @Test("a clone from a server holds its board and ops under the new replica; a used replica id or an existing file is refused")
+    @Test(
+        "a clone from a server holds its board and ops under the new replica; a used replica id or an existing file is refused"
+    )
     func cloneFromServer() throws {
         let (server, alice, _, _) = try trio()
         #expect(alice.replica == "alice" && alice.boardID == server.boardID)
@@ -80,7 +82,9 @@ struct RemoteSyncTests: BoardFileMaking {
         #expect(!FileManager.default.fileExists(atPath: path("again.magnets")))
     }
 
-    @Test("concurrent edits through a server settle the same conflicts as a file-to-file sync and leave equal, clean files")
+    @Test(
+        "concurrent edits through a server settle the same conflicts as a file-to-file sync and leave equal, clean files"
+    )
     func conflictsAsBetweenFiles() throws {
         let (server, alice, bob, m) = try trio()
         // Twins of the clients, synced file to file, tell what the server sync must give.
@@ -122,7 +126,9 @@ struct RemoteSyncTests: BoardFileMaking {
         #expect(again.intoA == 0 && again.intoB == 0)
     }
 
-    @Test("a replica id used for different ops on the file and the server is refused, whichever holds more, with nothing written")
+    @Test(
+        "a replica id used for different ops on the file and the server is refused, whichever holds more, with nothing written"
+    )
     func replicaClash() throws {
         let (server, alice, _, m) = try trio()
         // A second file that took the name 'alice' too, synced to the server first.
@@ -131,7 +137,9 @@ struct RemoteSyncTests: BoardFileMaking {
         _ = try BoardFile.sync(impostor, remote: FileServer(server))
         for extra in 0..<2 {
             // extra 0: both hold alice:1 (differently); extra 1: the file holds more of alice.
-            for _ in 0...extra { try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) } }
+            for _ in 0...extra {
+                try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
+            }
             let (fileBefore, serverBefore) = (try snapshot(alice), try snapshot(server))
             #expect(throws: StoreError.replicaClash("alice")) { try BoardFile.sync(alice, remote: FileServer(server)) }
             #expect(try snapshot(alice) == fileBefore && snapshot(server) == serverBefore)
@@ -170,7 +178,9 @@ struct RemoteSyncTests: BoardFileMaking {
         #expect(try alice.check().isClean && server.check().isClean)
     }
 
-    @Test("random edits by three clients, each syncing with the server or another client in a seeded order, converge", arguments: 0..<12)
+    @Test(
+        "random edits by three clients, each syncing with the server or another client in a seeded order, converge",
+        arguments: 0..<12)
     func convergence(seed: UInt64) throws {
         let (server, alice, bob, _) = try trio()
         let carol = try BoardFile.clone(from: FileServer(server), to: path("carol.magnets"), replica: "carol")
@@ -180,7 +190,9 @@ struct RemoteSyncTests: BoardFileMaking {
             let file = clients[Int.random(in: 0..<3, using: &rng)]
             switch Int.random(in: 0..<10, using: &rng) {
             case 0..<6:
-                let (x, y) = (Double(Int.random(in: 0...1000, using: &rng)), Double(Int.random(in: 0...700, using: &rng)))
+                let (x, y) = (
+                    Double(Int.random(in: 0...1000, using: &rng)), Double(Int.random(in: 0...700, using: &rng))
+                )
                 let pull = Int.random(in: 0..<4, using: &rng) == 0
                 _ = try? file.record(author: file.replica) { board in
                     guard !pull, let m = board.sortedMagnets.randomElement(using: &rng) else {

@@ -44,7 +44,8 @@ extension BoardFile {
 
     /// Makes a new board file at `destination` from all the ops of a board on a server, under a
     /// replica id that has no ops there. Refuses an existing `destination`; a failure leaves nothing.
-    public static func clone(from remote: any RemoteBoard, to destination: String, replica: String) throws -> BoardFile {
+    public static func clone(from remote: any RemoteBoard, to destination: String, replica: String) throws -> BoardFile
+    {
         guard Validation.isReplicaID(replica) else {
             throw StoreError.refused("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
         }
@@ -56,7 +57,8 @@ extension BoardFile {
         guard bundle.ops.first?.payload.kind == .createBoard else {
             throw StoreError.badBundle("the board at \(remote.address) does not start with its board.create op")
         }
-        try create(destination, boardID: bundle.header.board, replica: replica) { file in _ = try file.importOps(bundle) }
+        try create(destination, boardID: bundle.header.board, replica: replica) { file in _ = try file.importOps(bundle)
+        }
         return try open(destination)
     }
 
@@ -69,7 +71,8 @@ extension BoardFile {
         // its own (`admit` skips an op held only when it is the very same).
         var since: [String: Int] = [:]
         for name in knownClock.replicas { since[name] = max(0, min(local.clock[name], knownClock[name]) - 1) }
-        let bundle = try OpBundle.parse(try remote.ops(since: VectorClock(since)), name: "the answer of \(remote.address)")
+        let bundle = try OpBundle.parse(
+            try remote.ops(since: VectorClock(since)), name: "the answer of \(remote.address)")
         guard bundle.header.board == local.boardID else { throw StoreError.differentBoards(local.name, remote.address) }
         let remoteClock = bundle.header.clock
         let intoFile: [Operation]

@@ -161,7 +161,9 @@ extension Magnets {
             let shown = 20
             for c in report.conflicts.prefix(shown) { print("  " + Output.line(c)) }
             if report.conflictCount > shown {
-                print("  … and \(report.conflictCount - shown) more: see 'magnets conflicts -b \(Shell.quote(RemoteClient.isAddress(a) ? b : a))'")
+                print(
+                    "  … and \(report.conflictCount - shown) more: see 'magnets conflicts -b \(Shell.quote(RemoteClient.isAddress(a) ? b : a))'"
+                )
             }
         }
     }

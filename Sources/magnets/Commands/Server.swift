@@ -52,11 +52,14 @@ extension Magnets {
                     let admin = PostgresAdmin(database)
                     let (name, from, replica) = (self.name, self.from, self.replica)
                     let size = Size(width: width?.value ?? 1000, height: height?.value ?? 700)
-                    let id = try runAsync { try await admin.addBoard(name: name, from: from, size: size, replica: replica) }
+                    let id = try runAsync {
+                        try await admin.addBoard(name: name, from: from, size: size, replica: replica)
+                    }
                     if output.json {
                         Output.json(
                             .object([
-                                ("board", .string(id)), ("name", .string(name)), ("database", .string(database.display)),
+                                ("board", .string(id)), ("name", .string(name)),
+                                ("database", .string(database.display)),
                                 ("replica", .string(replica)),
                             ]))
                     } else {
