@@ -212,7 +212,9 @@ struct ServerTests: ScratchSuite {
         #expect((shown["clock"] as? NSDictionary) == (bob["clock"] as? NSDictionary))
     }
 
-    @Test("Expect: 100-continue is answered 100 before the body is sent, or 413 at once when the body is too large")
+    @Test(
+        "Expect: 100-continue is answered 100 before the body is sent, or 413 at once when the body is too large, 401 without a token"
+    )
     func expectContinue() throws {
         let (rw, _) = hostedBoard()
         let server = try TestServer(scratch, extra: ["--max-body", "100000"])
@@ -232,6 +234,12 @@ struct ServerTests: ScratchSuite {
             "POST /boards/fridge/ops HTTP/1.1\r\nAuthorization: Bearer \(rw)\r\nExpect: 100-continue\r\n"
                 + "Content-Length: 200000\r\n\r\n")
         #expect(try large.readHead().status == 413)
+
+        // Without a token the body is not wanted: 401 at once, not 100.
+        let stranger = try Connection(port: server.port)
+        try stranger.send(
+            "POST /boards/fridge/ops HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(body.count)\r\n\r\n")
+        #expect(try stranger.readHead().status == 401)
     }
 
     @Test(
