@@ -220,7 +220,7 @@ public enum OpBundle {
         // A byte order mark, as some editors put before UTF-8 text, is not part of the first line.
         var lines: [Range<Int>] = []
         var lineStart = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        for (i, b) in bytes.enumerated().dropFirst(lineStart) where b == UInt8(ascii: "\n") {
+        for i in lineStart..<bytes.count where bytes[i] == UInt8(ascii: "\n") {
             lines.append(lineStart..<i)
             lineStart = i + 1
         }
