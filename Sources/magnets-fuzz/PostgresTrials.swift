@@ -53,6 +53,16 @@ struct TrialCluster {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Fails the trial unless the database holds every op a client was told was acknowledged.
+    func requireAcknowledged(_ tally: TrialTally, after what: String) {
+        let promised = tally.acknowledged.withLock { $0 }
+        let clock = clock()
+        for (k, count) in promised.enumerated() {
+            let held = clock["c\(k)", default: 0]
+            if held < count { fail("\(what): \(count) ops of c\(k) were acknowledged but the database holds \(held)") }
+        }
+    }
+
     /// Per replica, how many ops of board `board` the database holds, after checking that no
     /// op is there twice and none is missing below the latest (seqs 1…n, each once).
     func clock() -> [String: Int] {
@@ -157,13 +167,7 @@ func postgresKillTrial(kills: Int, seed: UInt64, work: String) {
         usleep(UInt32.random(in: 20_000...400_000, using: &rng))
         let victim = servers[Int.random(in: 0..<servers.count, using: &rng)]
         victim.kill()
-        let promised = tally.acknowledged.withLock { $0 }
-        let clock = cluster.clock()
-        for (k, count) in promised.enumerated() where clock["c\(k)", default: 0] < count {
-            fail(
-                "kill \(kill): \(count) ops of c\(k) were acknowledged but the database holds \(clock["c\(k)", default: 0])"
-            )
-        }
+        cluster.requireAcknowledged(tally, after: "kill \(kill)")
         victim.start()
         if kill % 10 == 0 {
             print("pg-kill: \(kill) kills, \(tally.syncs.load(ordering: .relaxed)) syncs acknowledged")
@@ -195,13 +199,7 @@ func postgresRestartTrial(restarts: Int, seed: UInt64, work: String) {
         // Down for up to 7 s: past the server's 5 s wait for a connection, syncs fail.
         usleep(UInt32.random(in: 100_000...7_000_000, using: &rng))
         cluster.start()
-        let promised = tally.acknowledged.withLock { $0 }
-        let clock = cluster.clock()
-        for (k, count) in promised.enumerated() where clock["c\(k)", default: 0] < count {
-            fail(
-                "restart \(restart): \(count) ops of c\(k) were acknowledged but the database holds \(clock["c\(k)", default: 0])"
-            )
-        }
+        cluster.requireAcknowledged(tally, after: "restart \(restart)")
         guard servers.allSatisfy(\.isRunning) else { fail("a server stopped when the database did") }
     }
     // After the last restart, syncs go through again (within a minute: a query the database

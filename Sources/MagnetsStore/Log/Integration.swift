@@ -123,32 +123,19 @@ enum Integration {
         }
         let window = SyncWindow(held, intoA: fresh, intoB: [])
         held = []
-        let part = SharedPart(start: start, ops: [], labels: index.labels)
-        let ends = WindowReplay.stretchEnds(window.ops.count)
-        var (replay, written) = try Parallel.both(
-            { () -> (WindowReplay, Replay) in
-                var replay = WindowReplay(part, window, interval: interval)
-                let stretch = replay.next(upTo: ends[0])
-                return (replay, stretch)
-            },
-            {
+        var board = start.board
+        _ = try WindowReplay.run(
+            window, from: SharedPart(start: start, ops: [], labels: index.labels), interval: interval,
+            insert: {
                 try insert(window.ops, at: window.positions(lackedBy: .a), db, index: &index)
                 try index.save(db)
-            }
-        ).0
-        for end in ends.dropFirst() {
-            let (before, stretch) = (replay, written)
-            (replay, written) = try Parallel.both(
-                { () -> (WindowReplay, Replay) in
-                    var replay = before
-                    let next = replay.next(upTo: end)
-                    return (replay, next)
-                },
-                { try write(stretch, last: false, interval: interval, db, index: &index) }
-            ).0
-        }
-        try write(written, last: true, interval: interval, db, index: &index)
-        return written.board
+            },
+            write: { stretch in try write(stretch, last: false, interval: interval, db, index: &index) },
+            finish: { last in
+                try write(last, last: true, interval: interval, db, index: &index)
+                board = last.board
+            })
+        return board
     }
 
     /// Appends new ops to the log (their outcomes are the writer's business).

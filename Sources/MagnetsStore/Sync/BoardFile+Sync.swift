@@ -116,34 +116,19 @@ extension BoardFile {
         // The window is replayed in stretches, so that both threads stay busy: the first while
         // both files insert the ops they lacked, each next while both write what the one before
         // derived; then each file writes what the last derived, side by side.
-        let ends = WindowReplay.stretchEnds(window.ops.count)
-        var (replay, written) = try Parallel.both(
-            { () -> (WindowReplay, Replay) in
-                var replay = WindowReplay(partA, window, interval: a.checkpointInterval)
-                let stretch = replay.next(upTo: ends[0])
-                return (replay, stretch)
-            },
-            {
+        let replay = try WindowReplay.run(
+            window, from: partA, interval: a.checkpointInterval,
+            insert: {
                 try a.insert(window, lackedBy: .a)
                 try b.insert(window, lackedBy: .b)
-            }
-        ).0
-        for end in ends.dropFirst() {
-            let (before, stretch) = (replay, written)
-            (replay, written) = try Parallel.both(
-                { () -> (WindowReplay, Replay) in
-                    var replay = before
-                    let next = replay.next(upTo: end)
-                    return (replay, next)
-                },
-                {
-                    try a.apply(stretch, last: false)
-                    try b.apply(stretch, last: false)
-                }
-            ).0
-        }
-        let last = written
-        _ = try Parallel.both({ try a.apply(last, last: true) }, { try b.apply(last, last: true) })
+            },
+            write: { stretch in
+                try a.apply(stretch, last: false)
+                try b.apply(stretch, last: false)
+            },
+            finish: { last in
+                _ = try Parallel.both({ try a.apply(last, last: true) }, { try b.apply(last, last: true) })
+            })
         return SyncReport(
             intoA: counts.intoA, intoB: counts.intoB, conflictCount: replay.conflicts.count,
             conflicts: replay.conflicts.listed, clock: clock, dryRun: dryRun)
@@ -159,6 +144,38 @@ struct WindowReplay: Sendable {
     /// inserting it into both files, so that the two take about as long.
     static func stretchEnds(_ count: Int) -> [Int] {
         [count * 3 / 4, count]
+    }
+
+    /// Replays `window` from `part`'s start in stretches on a thread of its own, so that the
+    /// caller's thread stays busy: `insert` (the sides take the ops they lacked) runs beside the
+    /// first stretch, `write` (they write what a stretch derived) beside each next one, and
+    /// `finish` takes the last stretch, once the replay is done. Returns the finished replay.
+    static func run(
+        _ window: SyncWindow, from part: SharedPart, interval: Int, insert: () throws -> Void,
+        write: (Replay) throws -> Void, finish: (Replay) throws -> Void
+    ) throws -> WindowReplay {
+        let ends = stretchEnds(window.ops.count)
+        var (replay, written) = try Parallel.both(
+            { () -> (WindowReplay, Replay) in
+                var replay = WindowReplay(part, window, interval: interval)
+                let stretch = replay.next(upTo: ends[0])
+                return (replay, stretch)
+            },
+            insert
+        ).0
+        for end in ends.dropFirst() {
+            let (before, stretch) = (replay, written)
+            (replay, written) = try Parallel.both(
+                { () -> (WindowReplay, Replay) in
+                    var replay = before
+                    let next = replay.next(upTo: end)
+                    return (replay, next)
+                },
+                { try write(stretch) }
+            ).0
+        }
+        try finish(written)
+        return replay
     }
 
     let window: SyncWindow
