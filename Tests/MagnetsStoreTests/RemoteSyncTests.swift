@@ -11,16 +11,20 @@ final class FileServer: RemoteBoard {
     let file: BoardFile
     let address: String
     let loseAnswers: Bool
+    /// Runs as the ops are asked for, after `info` answered: another client's sync in between.
+    let meanwhile: (@Sendable () throws -> Void)?
 
-    init(_ file: BoardFile, loseAnswers: Bool = false) {
+    init(_ file: BoardFile, loseAnswers: Bool = false, meanwhile: (@Sendable () throws -> Void)? = nil) {
         self.file = file
         self.address = "http://test/boards/" + URL(fileURLWithPath: file.path).lastPathComponent
         self.loseAnswers = loseAnswers
+        self.meanwhile = meanwhile
     }
 
     func info() throws -> (boardID: String, clock: VectorClock) { (file.boardID, try file.current().clock) }
 
     func ops(since: VectorClock?) throws -> Data {
+        try meanwhile?()
         let path = file.path + ".\(UUID().uuidString).bundle"
         defer { unlink(path) }
         try file.exportOps(to: path, since: since)
@@ -124,6 +128,25 @@ struct RemoteSyncTests: BoardFileMaking {
         // Once more changes nothing.
         let again = try BoardFile.sync(bob, remote: FileServer(server))
         #expect(again.intoA == 0 && again.intoB == 0)
+    }
+
+    @Test(
+        "the server taking ops from another client between its description and its ops: the file sends only what it then lacks"
+    )
+    func serverChangedMeanwhile() throws {
+        let (server, alice, bob, m) = try trio()
+        for x in [300.0, 310] {
+            try bob.record(author: "b") { _ in .move(magnet: m, target: .point(Point(x: x, y: 300))) }
+        }
+        _ = try BoardFile.sync(alice, bob)  // alice holds bob's two moves, which the server lacks
+        try alice.record(author: "a") { _ in .move(magnet: m, target: .point(Point(x: 320, y: 300))) }
+        // The server's description says it lacks bob's moves; by the time its ops are asked for,
+        // bob has given them to it.
+        let busy = FileServer(server, meanwhile: { _ = try BoardFile.sync(bob, remote: FileServer(server)) })
+        let report = try BoardFile.sync(alice, remote: busy)
+        #expect(report.intoA == 0 && report.intoB == 1)
+        #expect(try history(alice) == history(server))
+        #expect(try alice.check().isClean && server.check().isClean)
     }
 
     @Test(

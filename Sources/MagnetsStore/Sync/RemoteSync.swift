@@ -69,36 +69,34 @@ extension BoardFile {
         let local = file.state
         // Ask for the last op of each replica both hold too, so that the file compares it with
         // its own (`admit` skips an op held only when it is the very same).
-        var since: [String: Int] = [:]
-        for name in knownClock.replicas { since[name] = max(0, min(local.clock[name], knownClock[name]) - 1) }
-        let bundle = try OpBundle.parse(
-            try remote.ops(since: VectorClock(since)), name: "the answer of \(remote.address)")
-        guard bundle.header.board == local.boardID else { throw StoreError.differentBoards(local.name, remote.address) }
-        let remoteClock = bundle.header.clock
-        let intoFile: [Operation]
-        do { intoFile = try file.admit(bundle.ops) } catch StoreError.invalidOp(let why) {
-            throw StoreError.badBundle("\(remote.address) sent an op this file refuses: \(why)")
-        }
-        // The server's latest op of each replica came in the bundle: the file's ops it lacks all
-        // come later in the order than the one of their replica.
-        var lamports: [String: Int] = [:]
-        for op in bundle.ops { lamports[op.id.replica] = max(lamports[op.id.replica] ?? 0, op.lamport) }
-        let intoRemote = try file.ops(notCoveredBy: remoteClock, lamports: lamports)
-        let clock = local.clock.merged(with: remoteClock)
-
-        // What the server lacks, with the last op of each replica it holds fewer of than the file:
-        // the server compares that one with its own, as the file compared the others above.
-        var sending: Data?
-        if !dryRun, !intoRemote.isEmpty {
-            let probes = try file.ops(
-                withIDs: remoteClock.replicas.compactMap { name in
-                    let held = remoteClock[name]
-                    return held > 0 && held < local.clock[name] ? OpID(replica: name, seq: held) : nil
+        var asked: [String: Int] = [:]
+        for name in knownClock.replicas { asked[name] = max(0, min(local.clock[name], knownClock[name]) - 1) }
+        let since = VectorClock(asked)
+        // While the server's ops come and are checked, the file works out what it would send a
+        // server that still holds what `knownClock` says; used only if the bundle says so too.
+        let ((bundle, intoFile), guessed) = try Parallel.both(
+            { () throws -> ((header: OpBundle.Header, ops: [Operation]), [Operation]) in
+                let bundle = try OpBundle.parse(
+                    try remote.ops(since: since), name: "the answer of \(remote.address)")
+                guard bundle.header.board == local.boardID else {
+                    throw StoreError.differentBoards(local.name, remote.address)
                 }
-            ).compactMap { $0 }
-            let sent = (probes + intoRemote).sorted(by: Operation.replaysBefore)
-            sending = OpBundle.encode(board: local.boardID, clock: local.clock, since: remoteClock, ops: sent)
+                do { return (bundle, try file.admit(bundle.ops)) } catch StoreError.invalidOp(let why) {
+                    throw StoreError.badBundle("\(remote.address) sent an op this file refuses: \(why)")
+                }
+            },
+            { try toSend(file, local, remoteClock: knownClock, lamports: [:], encode: !dryRun) })
+        let remoteClock = bundle.header.clock
+        var (intoRemote, sending) = guessed
+        if remoteClock != knownClock {
+            // The server's latest op of each replica came in the bundle: the file's ops it lacks
+            // all come later in the order than the one of their replica.
+            var lamports: [String: Int] = [:]
+            for op in bundle.ops { lamports[op.id.replica] = max(lamports[op.id.replica] ?? 0, op.lamport) }
+            (intoRemote, sending) = try toSend(
+                file, local, remoteClock: remoteClock, lamports: lamports, encode: !dryRun)
         }
+        let clock = local.clock.merged(with: remoteClock)
         let outgoing = sending
         // The server takes its part while the file works out and writes its own (the two run side
         // by side, as the two files of a file-to-file sync do); the file commits only after the
@@ -128,5 +126,24 @@ extension BoardFile {
             intoA: intoFile.count, intoB: intoRemote.count, conflictCount: conflicts.count,
             conflicts: conflicts.listed, clock: clock, dryRun: dryRun)
         return report
+    }
+
+    /// What the file sends a server holding `remoteClock`: the ops it lacks, in replay order, and
+    /// (when `encode` and there are any) their bundle, with the last op of each replica the server
+    /// holds fewer of than the file, which the server compares with its own, as the file compares
+    /// the server's. `lamports`: as `ops(notCoveredBy:lamports:)` takes them (`[:]`: none known).
+    private static func toSend(
+        _ file: any SyncSession, _ local: PeerState, remoteClock: VectorClock, lamports: [String: Int], encode: Bool
+    ) throws -> (ops: [Operation], bundle: Data?) {
+        let lacked = try file.ops(notCoveredBy: remoteClock, lamports: lamports)
+        guard encode, !lacked.isEmpty else { return (lacked, nil) }
+        let probes = try file.ops(
+            withIDs: remoteClock.replicas.compactMap { name in
+                let held = remoteClock[name]
+                return held > 0 && held < local.clock[name] ? OpID(replica: name, seq: held) : nil
+            }
+        ).compactMap { $0 }
+        let sent = (probes + lacked).sorted(by: Operation.replaysBefore)
+        return (lacked, OpBundle.encode(board: local.boardID, clock: local.clock, since: remoteClock, ops: sent))
     }
 }
