@@ -85,6 +85,16 @@ struct SharedMapTests {
         #expect(keys == [17, 10_000, 3])
     }
 
+    @Test("removing a key the map does not hold changes nothing, and copies no node a copy shares")
+    func removingAnAbsentKeyShares() {
+        var map: SharedMap<Int, Int> = [:]
+        for k in 0..<10_000 { map[k] = k }
+        var copy = map
+        for k in [10_000, -1, 123_456_789] { copy[k] = nil }
+        let shared = copy.root.isShared(with: map.root)  // (a Bool: a failure need not print the trie)
+        #expect(copy.count == 10_000 && copy == map && shared)
+    }
+
     @Test("coding round-trips; equality ignores the history of the shape")
     func codingAndEquality() throws {
         var a: SharedMap<Subject, Int> = [.board: 1, .zone("slot"): 2, .magnet(MagnetID(replica: "a", seq: 3)): 3]

@@ -46,9 +46,13 @@ public struct SharedMap<Key: Hashable, Value> {
     public subscript(key: Key) -> Value? {
         get { root.value(for: key, hash: key.hashValue, shift: 0) }
         set {
+            let hash = key.hashValue
             if let newValue {
-                if root.insert(Entry(key: key, value: newValue), hash: key.hashValue, shift: 0) == nil { count += 1 }
-            } else if root.remove(key, hash: key.hashValue, shift: 0) != nil {
+                if root.insert(Entry(key: key, value: newValue), hash: hash, shift: 0) == nil { count += 1 }
+            } else if root.value(for: key, hash: hash, shift: 0) != nil {
+                // (Only a key held is removed: a removal walks the key's path in place, which
+                // copies the nodes on it that another map shares, found or not.)
+                _ = root.remove(key, hash: hash, shift: 0)
                 count -= 1
             }
         }
