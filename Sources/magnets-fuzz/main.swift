@@ -36,10 +36,19 @@ defer { try? FileManager.default.removeItem(atPath: work) }
 
 // MARK: - A seed board and bundle with every kind of op
 
+/// The board the mutations start from. It is the same on every run (a fixed board id, fixed
+/// times), so that a seed names the same inputs each time: a crash found once can be found again.
 @MainActor func seedBoard(_ path: String) throws -> BoardFile {
-    let file = try BoardFile.create(
-        path, name: "fuzz", size: Size(width: 800, height: 600), replica: "alice", author: "alice",
-        checkpointInterval: 8)
+    // (An empty file with a board id of our choosing, as a server's cache is made; then its
+    // board.create op, recorded like every other.)
+    let file = try BoardFile.createCache(
+        path, boardID: "f0220000-0000-4000-8000-000000000001", replica: "alice", checkpointInterval: 8)
+    var time: Int64 = 1_767_225_600_000  // 2026-01-01, then a second per op
+    func record(_ payload: Payload) throws {
+        time += 1000
+        try file.record(author: "alice", time: time) { _ in payload }
+    }
+    try record(.createBoard(name: "fuzz", size: Size(width: 800, height: 600)))
     let payloads: [Payload] = [
         .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 2),
         .trayAdd(letter: "é", color: "blue", size: Size(width: 30, height: 30), count: nil),
@@ -50,16 +59,14 @@ defer { try? FileManager.default.removeItem(atPath: work) }
             letter: "é", color: "blue",
             target: .path([Point(x: 100, y: -40), Point(x: 102, y: -10), Point(x: 110, y: 300)])),
     ]
-    for payload in payloads { try file.record(author: "alice") { _ in payload } }
+    for payload in payloads { try record(payload) }
     let ids = try file.current().board.sortedMagnets.map(\.id)
-    try file.record(author: "alice") { _ in
-        .move(magnet: ids[1], target: .path([Point(x: 110, y: 300), Point(x: 120, y: 700)]))
-    }
-    try file.record(author: "alice") { _ in .move(magnet: ids[0], target: .point(Point(x: 600, y: 200))) }
-    try file.record(author: "alice") { _ in .resize(Size(width: 500, height: 600)) }
-    try file.record(author: "alice") { _ in .zoneRemove(name: "slot") }
-    try file.record(author: "alice") { _ in .returnMagnet(ids[0]) }
-    try file.record(author: "alice") { _ in .boundaryRemove(name: "floor") }
+    try record(.move(magnet: ids[1], target: .path([Point(x: 110, y: 300), Point(x: 120, y: 700)])))
+    try record(.move(magnet: ids[0], target: .point(Point(x: 600, y: 200))))
+    try record(.resize(Size(width: 500, height: 600)))
+    try record(.zoneRemove(name: "slot"))
+    try record(.returnMagnet(ids[0]))
+    try record(.boundaryRemove(name: "floor"))
     return file
 }
 
