@@ -52,8 +52,14 @@ public final class BoardDatabase: Sendable {
     /// database that is down with growing pauses, and a request must fail cleanly meanwhile.
     static let connectionWait: Duration = .seconds(5)
 
-    /// How long a body may hold its connection before the caller stops waiting for it.
-    static let answerWait: Duration = .seconds(30)
+    /// How long a body may hold its connection before the caller stops waiting for it: 30 s, or
+    /// `MAGNETS_POSTGRES_ANSWER_WAIT` seconds (6–300, above `connectionWait`), which lets a test
+    /// that stops the database see a request given up without waiting half a minute.
+    static let answerWait: Duration = {
+        let text = ProcessInfo.processInfo.environment["MAGNETS_POSTGRES_ANSWER_WAIT"] ?? ""
+        guard let seconds = Int(text), (6...300).contains(seconds) else { return .seconds(30) }
+        return .seconds(seconds)
+    }()
 
     /// Runs `body` on one connection of the pool; errors said as `PostgresStoreError`. When no
     /// connection comes within `connectionWait`, the database is unavailable (`body` never

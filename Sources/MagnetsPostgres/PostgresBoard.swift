@@ -33,11 +33,18 @@ public final class PostgresBoard: Sendable {
     /// The last `n` of the log the cache holds (read and written under `turns`).
     private let taken = Mutex<Int64>(0)
     /// Whether the cache has caught up once: the ops of the first catch-up are the board as it
-    /// was when this process took it, and no listener is sent them.
+    /// was when this process took it, and no listener is sent them (except those after
+    /// `publishedThrough`).
     private let caughtUp = Atomic<Bool>(false)
-    /// Set when the database did not answer a request in time (see the type's comment).
+    /// For a board that replaces a retired one: the last `n` whose ops the retired one took (its
+    /// listeners were sent those; the rest are sent by this one's first catch-up).
+    let publishedThrough: Int64?
+    /// Set when the database did not answer a request in time (see the type's comment). A
+    /// retired board tells no listener of anything: the board replacing it does.
     private let retired = Atomic<Bool>(false)
     public var isRetired: Bool { retired.load(ordering: .acquiring) }
+    /// The last `n` of the log the cache holds.
+    public var lastTaken: Int64 { taken.withLock { $0 } }
     /// Told of the ops the board takes (own writes and catch-ups alike), each once, in order.
     let publish: @Sendable ([(op: MagnetsCore.Operation, events: [Event])]) -> Void
     /// Whether anyone listens now (events are read back only then).
@@ -50,13 +57,14 @@ public final class PostgresBoard: Sendable {
     private let waiting = Mutex(Waiting())
 
     public init(
-        row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase,
+        row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase, publishedThrough: Int64? = nil,
         listening: @escaping @Sendable () -> Bool,
         publish: @escaping @Sendable ([(op: MagnetsCore.Operation, events: [Event])]) -> Void
     ) {
         self.row = row
         self.cache = cache
         self.database = database
+        self.publishedThrough = publishedThrough
         self.listening = listening
         self.publish = publish
     }
@@ -103,15 +111,28 @@ public final class PostgresBoard: Sendable {
             caughtUp.store(true, ordering: .releasing)
             return
         }
-        let (cache, id, events) = (self.cache, row.id, !first && listening())
-        let written = try await OffThread.run {
+        // Listeners are told of the ops of every catch-up but the first; of the first's, only of
+        // those after the ones the board this one replaces took (none when it replaces none).
+        let after = first ? publishedThrough ?? newest : 0
+        let (cache, id, events) = (self.cache, row.id, newest > after && listening())
+        let (written, ops) = try await OffThread.run {
             let ops = try rows.map { try OpBundle.parseLine(Substring($0.body)) }
             let header = OpBundle.Header(board: id, clock: VectorClock(), count: ops.count)
-            return try cache.write(group: [.importOps(header: header, ops: ops)], events: events)[0].get()
+            return (try cache.write(group: [.importOps(header: header, ops: ops)], events: events)[0].get(), ops)
         }
         taken.withLock { $0 = max($0, newest) }
         caughtUp.store(true, ordering: .releasing)
-        if !first { publish(written.taken) }
+        if rows[0].n > after {
+            tell(written.taken)
+        } else if newest > after {
+            let new = Set(zip(rows, ops).filter { $0.0.n > after }.map(\.1.id))
+            tell(written.taken.filter { new.contains($0.op.id) })
+        }
+    }
+
+    /// Sends listeners what the board took, unless it has retired (see `retired`).
+    private func tell(_ taken: [(op: MagnetsCore.Operation, events: [Event])]) {
+        if !taken.isEmpty, !isRetired { publish(taken) }
     }
 
     /// Applies one write; durable in the database before this returns success.
@@ -145,7 +166,7 @@ public final class PostgresBoard: Sendable {
             results = batch.map { _ in .failure(error) }
         }
         for ((_, continuation), result) in zip(batch, results) {
-            if case .success(let written) = result { publish(written.taken) }
+            if case .success(let written) = result { tell(written.taken) }
             continuation.resume(returning: result)
         }
     }

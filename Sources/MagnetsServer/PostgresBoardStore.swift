@@ -98,6 +98,9 @@ final class PostgresBoardHost: HostedBoard {
     private let retired = Mutex<[BoardFile]>([])
     /// A catch-up for the listeners is queued and has not started.
     private let catchUpQueued = Atomic<Bool>(false)
+    /// A new board is being made for a retired one: one at a time, so that the ops it streams
+    /// are streamed once.
+    private let replacing = Atomic<Bool>(false)
 
     /// Makes the board's first cache and catches it up, before anyone can listen to it.
     init(row: BoardDatabase.BoardRow, database: BoardDatabase, cacheFolder: String) async throws {
@@ -109,9 +112,11 @@ final class PostgresBoardHost: HostedBoard {
     }
 
     /// A board on a new cache file, caught up from the log: those ops are the board as it was,
-    /// not ops it takes from now on, and no stream is sent them.
+    /// not ops it takes from now on, and no stream is sent them; but when it replaces a retired
+    /// board, the streams are sent those the retired one had not taken.
     private static func makeBoard(
-        _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ events: EventHub
+        _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ events: EventHub,
+        replacing retired: PostgresBoard? = nil
     ) async throws -> PostgresBoard {
         // A path of its own, so that two first requests at once never share a file.
         let path = folder + "/\(row.name).\(UUID().uuidString.prefix(8)).magnets"
@@ -120,7 +125,8 @@ final class PostgresBoardHost: HostedBoard {
                 path, boardID: row.id, replica: row.replica, checkpointInterval: row.checkpointInterval)
         }
         let board = PostgresBoard(
-            row: row, cache: cache, database: database, listening: { events.hasListeners },
+            row: row, cache: cache, database: database, publishedThrough: retired?.lastTaken,
+            listening: { events.hasListeners },
             publish: { taken in events.publish(taken) })
         do {
             try await board.catchUp()
@@ -155,8 +161,13 @@ final class PostgresBoardHost: HostedBoard {
     /// Serves the board from a new cache if `board` has retired and is still the current one.
     /// When the new one cannot be made (the database is still away), the next request tries.
     private func replaceIfRetired(_ board: PostgresBoard) async {
-        guard board.isRetired, self.board === board else { return }
-        guard let fresh = try? await Self.makeBoard(row, database, cacheFolder, events) else { return }
+        guard board.isRetired, self.board === board,
+            replacing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        defer { replacing.store(false, ordering: .releasing) }
+        guard let fresh = try? await Self.makeBoard(row, database, cacheFolder, events, replacing: board) else {
+            return
+        }
         let replaced = current.withLock { current -> Bool in
             guard current === board else { return false }
             current = fresh
@@ -164,6 +175,9 @@ final class PostgresBoardHost: HostedBoard {
         }
         if replaced {
             retired.withLock { $0.append(board.cache) }
+            // A notification that came while the new board was made found the old one: take
+            // (and stream) what it told of.
+            try? await fresh.catchUp()
         } else {
             PostgresBoardStore.remove(fresh.cache)
         }

@@ -38,6 +38,24 @@ final class TestCluster: Sendable {
     /// Stops it: `fast` (clients are disconnected, a clean shutdown) or `immediate` (a crash).
     func stop(_ mode: String = "fast") throws { try Self.run(["stop", folder, mode]) }
 
+    /// Sends `signal` to the server and each of its processes: SIGSTOP makes a database that
+    /// keeps its connections but answers nothing, SIGCONT brings it back.
+    func signal(_ signal: Int32) throws {
+        let pidFile = (try? String(contentsOfFile: folder + "/data/postmaster.pid", encoding: .utf8)) ?? ""
+        guard let main = pidFile.split(separator: "\n").first.flatMap({ Int32($0) }) else {
+            throw Failure("no postmaster.pid in \(folder)/data")
+        }
+        let children = Process()
+        children.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
+        children.arguments = ["-P", String(main)]
+        let out = Pipe()
+        children.standardOutput = out
+        try children.run()
+        let listed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        children.waitUntilExit()
+        for pid in [main] + listed.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, signal) }
+    }
+
     static func run(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")

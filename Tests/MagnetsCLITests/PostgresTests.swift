@@ -197,6 +197,35 @@ struct PostgresTests: ScratchSuite {
         }
     }
 
+    @Test(
+        "a database that stops answering: the request is given up (503), and afterwards the process serves the board again and streams the ops taken meanwhile"
+    )
+    func databaseStopsAnswering() throws {
+        let cluster = try TestCluster()
+        let token = hostedBoard(cluster)
+        // A gives up on the database after 6 s instead of 30. It serves without tokens, so that
+        // its request waits on the board, not on the token's lookup.
+        let a = try TestServer(
+            scratch, open: true, postgres: cluster.url, environment: ["MAGNETS_POSTGRES_ANSWER_WAIT": "6"])
+        let b = try TestServer(scratch, postgres: cluster.url)
+        #expect(try a.get("/boards/fridge/show").status == 200)
+        let stream = try a.events("fridge", token: nil)
+        // Its processes stopped, the database keeps every connection and answers nothing. A's
+        // request is given up after 6 s, which retires A's cache of the board; a new one cannot
+        // be made while the database is away (no connection within 5 s), so the answer is 503.
+        try cluster.signal(SIGSTOP)
+        let given = try a.get("/boards/fridge/show", timeout: 30)
+        try cluster.signal(SIGCONT)
+        #expect(given.status == 503 && given.error.contains("did not answer"), "\(given.status) \(given.text)")
+        // B takes an op while A has no cache; A, told by the database, makes one from the log
+        // and streams the op.
+        let pull = #"{"kind": "pull", "letter": "A", "author": "page", "to": [120, 300]}"#
+        #expect(try b.post("/boards/fridge/commands", token: token, json: pull).status == 200)
+        let op = try stream.nextOp()
+        #expect(op?["replica"] as? String == "server" && op?["kind"] as? String == "magnet.pull", "\(op ?? [:])")
+        #expect(try a.get("/boards/fridge/show").text == b.get("/boards/fridge/show", token: token).text)
+    }
+
     @Test("a process killed (SIGKILL) while clients sync loses nothing it acknowledged")
     func killedProcess() throws {
         let cluster = try TestCluster()

@@ -149,11 +149,16 @@ final class TestServer {
     /// What it printed when it started (the listening line, the `--open` notice).
     var banner: [String] = []
 
-    init(_ scratch: ScratchFolder, open: Bool = false, postgres: String? = nil, extra: [String] = []) throws {
+    init(
+        _ scratch: ScratchFolder, open: Bool = false, postgres: String? = nil, extra: [String] = [],
+        environment: [String: String] = [:]
+    ) throws {
         self.scratch = scratch
         try? FileManager.default.createDirectory(atPath: scratch.file("boards"), withIntermediateDirectories: true)
         let store = postgres.map { ["--postgres", $0] } ?? ["--dir", "boards"]
-        started = scratch.start(["serve"] + store + ["--port", "0"] + (open ? ["--open"] : []) + extra)
+        started = scratch.start(
+            ["serve"] + store + ["--port", "0"] + (open ? ["--open"] : []) + extra,
+            environment: ScratchFolder.user.merging(environment) { _, given in given })
         guard let line = started.line(), let range = line.range(of: "http://127.0.0.1:"),
             let port = Int(line[range.upperBound...].prefix { $0.isNumber })
         else {
@@ -185,7 +190,9 @@ final class TestServer {
         try client.request(method, path, token: token, body: body, headers: headers)
     }
 
-    func get(_ path: String, token: String? = nil) throws -> Reply { try request("GET", path, token: token) }
+    func get(_ path: String, token: String? = nil, timeout: Int = 10) throws -> Reply {
+        try client.request("GET", path, token: token, timeout: timeout)
+    }
 
     func post(_ path: String, token: String? = nil, _ body: Data) throws -> Reply {
         try request("POST", path, token: token, body: body)
@@ -215,10 +222,12 @@ final class TestServer {
 struct HTTPClient: Sendable {
     let port: Int
 
+    /// `timeout`: how many seconds the answer may take to come.
     func request(
-        _ method: String, _ path: String, token: String? = nil, body: Data? = nil, headers: [String: String] = [:]
+        _ method: String, _ path: String, token: String? = nil, body: Data? = nil, headers: [String: String] = [:],
+        timeout: Int = 10
     ) throws -> Reply {
-        let connection = try Connection(port: port)
+        let connection = try Connection(port: port, timeout: timeout)
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
