@@ -50,11 +50,7 @@ public final class PostgresBoard: Sendable {
     /// Whether anyone listens now (events are read back only then).
     let listening: @Sendable () -> Bool
 
-    private struct Waiting: Sendable {
-        var writes: [(BoardWrite, CheckedContinuation<Result<BoardWritten, any Error>, Never>)] = []
-        var drainQueued = false
-    }
-    private let waiting = Mutex(Waiting())
+    private let waiting = WaitingWrites()
 
     public init(
         row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase, publishedThrough: Int64? = nil,
@@ -137,37 +133,19 @@ public final class PostgresBoard: Sendable {
 
     /// Applies one write; durable in the database before this returns success.
     public func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
-        await withCheckedContinuation { continuation in
-            let schedule = waiting.withLock { state in
-                state.writes.append((item, continuation))
-                defer { state.drainQueued = true }
-                return !state.drainQueued
-            }
-            if schedule { Task { await self.drain() } }
-        }
+        await waiting.write(item) { Task { await self.writeGroup() } }
     }
 
     /// Takes every write waiting once the board's turn comes, in one transaction of each store.
-    private func drain() async {
+    private func writeGroup() async {
         await turns.lock()
         defer { turns.unlock() }
-        let batch = waiting.withLock { state in
-            defer {
-                state.writes.removeAll()
-                state.drainQueued = false
-            }
-            return state.writes
-        }
-        guard !batch.isEmpty else { return }
-        let results: [Result<BoardWritten, any Error>]
+        let group = waiting.takeGroup()
+        guard !group.isEmpty else { return }
         do {
-            results = try await commit(batch.map(\.0))
+            group.answer(try await commit(group.writes)) { tell($0.taken) }
         } catch {
-            results = batch.map { _ in .failure(error) }
-        }
-        for ((_, continuation), result) in zip(batch, results) {
-            if case .success(let written) = result { tell(written.taken) }
-            continuation.resume(returning: result)
+            group.fail(error)
         }
     }
 

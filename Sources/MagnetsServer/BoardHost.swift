@@ -18,12 +18,7 @@ final class BoardHost: Sendable {
     let events = EventHub()
     private let queue: DispatchQueue
 
-    private struct Waiting: Sendable {
-        var writes: [(BoardWrite, CheckedContinuation<Result<BoardWritten, any Error>, Never>)] = []
-        /// A drain is queued that will take every waiting write.
-        var drainQueued = false
-    }
-    private let waiting = Mutex(Waiting())
+    private let waiting = WaitingWrites()
 
     init(name: String, file: BoardFile) {
         self.name = name
@@ -40,31 +35,14 @@ final class BoardHost: Sendable {
 
     /// Applies one write, durable before this returns success; its ops go to the board's listeners.
     func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
-        await withCheckedContinuation { continuation in
-            let schedule = waiting.withLock { state in
-                state.writes.append((item, continuation))
-                defer { state.drainQueued = true }
-                return !state.drainQueued
-            }
-            if schedule { queue.async { self.drain() } }
-        }
+        await waiting.write(item) { queue.async { self.writeGroup() } }
     }
 
     /// Takes every write waiting now in one transaction, then answers each.
-    private func drain() {
-        let batch = waiting.withLock { state in
-            defer {
-                state.writes.removeAll()
-                state.drainQueued = false
-            }
-            return state.writes
-        }
-        guard !batch.isEmpty else { return }
-        let results = file.write(group: batch.map(\.0), events: events.hasListeners)
-        for ((_, continuation), result) in zip(batch, results) {
-            if case .success(let written) = result { events.publish(written.taken) }
-            continuation.resume(returning: result)
-        }
+    private func writeGroup() {
+        let group = waiting.takeGroup()
+        guard !group.isEmpty else { return }
+        group.answer(file.write(group: group.writes, events: events.hasListeners)) { events.publish($0.taken) }
     }
 }
 
