@@ -214,8 +214,11 @@ struct PostgresTests: ScratchSuite {
         // request is given up after 6 s, which retires A's cache of the board; a new one cannot
         // be made while the database is away (no connection within 5 s), so the answer is 503.
         try cluster.signal(SIGSTOP)
-        let given = try a.get("/boards/fridge/show", timeout: 30)
-        try cluster.signal(SIGCONT)
+        let given: Reply
+        do {
+            defer { try? cluster.signal(SIGCONT) }  // (also when the request fails: the cluster must stop)
+            given = try a.get("/boards/fridge/show", timeout: 30)
+        }
         #expect(given.status == 503 && given.error.contains("did not answer"), "\(given.status) \(given.text)")
         // B takes an op while A has no cache; A, told by the database, makes one from the log
         // and streams the op.
