@@ -85,16 +85,11 @@ extension BoardFile {
                     throw StoreError.badBundle("\(remote.address) sent an op this file refuses: \(why)")
                 }
             },
-            { try toSend(file, local, remoteClock: knownClock, lamports: [:], encode: !dryRun) })
+            { try toSend(file, local, remoteClock: knownClock, encode: !dryRun) })
         let remoteClock = bundle.header.clock
         var (intoRemote, sending) = guessed
         if remoteClock != knownClock {
-            // The server's latest op of each replica came in the bundle: the file's ops it lacks
-            // all come later in the order than the one of their replica.
-            var lamports: [String: Int] = [:]
-            for op in bundle.ops { lamports[op.id.replica] = max(lamports[op.id.replica] ?? 0, op.lamport) }
-            (intoRemote, sending) = try toSend(
-                file, local, remoteClock: remoteClock, lamports: lamports, encode: !dryRun)
+            (intoRemote, sending) = try toSend(file, local, remoteClock: remoteClock, encode: !dryRun)
         }
         let clock = local.clock.merged(with: remoteClock)
         let outgoing = sending
@@ -131,18 +126,21 @@ extension BoardFile {
     /// What the file sends a server holding `remoteClock`: the ops it lacks, in replay order, and
     /// (when `encode` and there are any) their bundle, with the last op of each replica the server
     /// holds fewer of than the file, which the server compares with its own, as the file compares
-    /// the server's. `lamports`: as `ops(notCoveredBy:lamports:)` takes them (`[:]`: none known).
+    /// the server's. Those last ops also bound the read: the ops of a replica the server lacks
+    /// come after its last one in the order, so the log is read from the earliest of them on.
     private static func toSend(
-        _ file: any SyncSession, _ local: PeerState, remoteClock: VectorClock, lamports: [String: Int], encode: Bool
+        _ file: any SyncSession, _ local: PeerState, remoteClock: VectorClock, encode: Bool
     ) throws -> (ops: [Operation], bundle: Data?) {
-        let lacked = try file.ops(notCoveredBy: remoteClock, lamports: lamports)
-        guard encode, !lacked.isEmpty else { return (lacked, nil) }
         let probes = try file.ops(
             withIDs: remoteClock.replicas.compactMap { name in
                 let held = remoteClock[name]
                 return held > 0 && held < local.clock[name] ? OpID(replica: name, seq: held) : nil
             }
         ).compactMap { $0 }
+        var lamports: [String: Int] = [:]
+        for op in probes { lamports[op.id.replica] = op.lamport }
+        let lacked = try file.ops(notCoveredBy: remoteClock, lamports: lamports)
+        guard encode, !lacked.isEmpty else { return (lacked, nil) }
         let sent = (probes + lacked).sorted(by: Operation.replaysBefore)
         return (lacked, OpBundle.encode(board: local.boardID, clock: local.clock, since: remoteClock, ops: sent))
     }
