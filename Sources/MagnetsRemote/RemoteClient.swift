@@ -4,6 +4,7 @@ import MagnetsCore
 import MagnetsStore
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// A board on a server at `http://HOST:PORT/boards/NAME` (SPEC §7), reached over HTTP/1.1 with
 /// AsyncHTTPClient. Each call blocks its (non-event-loop) thread until the answer is in: the CLI
@@ -58,7 +59,7 @@ public struct RemoteClient: RemoteBoard {
 
     public func info() throws -> (boardID: String, clock: VectorClock) {
         let body = try request(.GET, "")
-        guard let json = try? JSONParser.parse(String(decoding: body, as: UTF8.self), maxDepth: 4),
+        guard let json = try? JSONParser.parse(body, in: body.indices, maxDepth: 4),
             let id = json["id"]?.stringValue, case .object(let pairs)? = json["clock"]
         else { throw StoreError.failed("\(address) answered with something that is not a board's description") }
         var clock: [String: Int] = [:]
@@ -71,7 +72,7 @@ public struct RemoteClient: RemoteBoard {
         return (id, VectorClock(clock))
     }
 
-    public func ops(since: VectorClock?) throws -> Data {
+    public func ops(since: VectorClock?) throws -> [UInt8] {
         guard let since, !since.isEmpty else { return try request(.GET, "/ops") }
         let text = since.replicas.map { "\($0)=\(since[$0])" }.joined(separator: ",")
         return try request(
@@ -84,26 +85,68 @@ public struct RemoteClient: RemoteBoard {
 
     /// One request and its whole answer; a status other than 200 becomes the error the server
     /// gave (`{"error": …}`), said as a user needs it.
-    func request(_ method: HTTPMethod, _ path: String, body: Data? = nil) throws -> Data {
-        let response: HTTPClient.Response
+    func request(_ method: HTTPMethod, _ path: String, body: Data? = nil) throws -> [UInt8] {
+        let answer: Answer
         do {
             var headers = HTTPHeaders()
             if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
             if body != nil { headers.add(name: "Content-Type", value: "application/x-ndjson") }
             let request = try HTTPClient.Request(
                 url: base + path, method: method, headers: headers, body: body.map { .bytes($0) })
-            response = try RemoteClient.client.execute(request: request, deadline: .now() + RemoteClient.timeout).wait()
+            answer = try RemoteClient.client.execute(
+                request: request, delegate: AnswerCollector(), deadline: .now() + RemoteClient.timeout
+            ).wait()
         } catch {
             throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
         }
-        let data = response.body.map { Data($0.readableBytesView) } ?? Data()
-        guard response.status == .ok else { throw refusal(response.status, data) }
-        return data
+        guard answer.status == .ok else { throw refusal(answer.status, answer.body) }
+        return answer.body
+    }
+
+    /// A whole answer.
+    struct Answer: Sendable {
+        var status: HTTPResponseStatus = .ok
+        var body: [UInt8] = []
+    }
+
+    /// Gathers an answer's body into one byte array as its parts arrive (sized at once when the
+    /// server gives the length), so that a bundle is held once: the bundle is then read where
+    /// it lies. A body past the largest bundle ends the request.
+    final class AnswerCollector: HTTPClientResponseDelegate {
+        typealias Response = Answer
+        private let answer = Mutex(Answer())
+
+        func didReceiveHead(task: HTTPClient.Task<Answer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+            let length = head.headers.first(name: "Content-Length").flatMap(Int.init) ?? 0
+            answer.withLock {
+                $0 = Answer(status: head.status)
+                $0.body.reserveCapacity(min(max(0, length), OpBundle.maxBytes))
+            }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didReceiveBodyPart(task: HTTPClient.Task<Answer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+            let fits = answer.withLock {
+                guard $0.body.count + buffer.readableBytes <= OpBundle.maxBytes else { return false }
+                $0.body.append(contentsOf: buffer.readableBytesView)
+                return true
+            }
+            return fits
+                ? task.eventLoop.makeSucceededVoidFuture()
+                : task.eventLoop.makeFailedFuture(StoreError.failed("the answer is larger than 2 GB"))
+        }
+
+        func didFinishRequest(task: HTTPClient.Task<Answer>) throws -> Answer {
+            answer.withLock { answer in
+                defer { answer = Answer() }  // handed over, not shared
+                return answer
+            }
+        }
     }
 
     /// What a refused request says: the server's one sentence, and what to do about it.
-    func refusal(_ status: HTTPResponseStatus, _ body: Data) -> StoreError {
-        let said = (try? JSONParser.parse(String(decoding: body, as: UTF8.self), maxDepth: 2))?["error"]?.stringValue
+    func refusal(_ status: HTTPResponseStatus, _ body: [UInt8]) -> StoreError {
+        let said = (try? JSONParser.parse(body, in: body.indices, maxDepth: 2))?["error"]?.stringValue
         let reason = said ?? "HTTP \(status.code) \(status.reasonPhrase)"
         switch status {
         case .unauthorized:

@@ -29,9 +29,9 @@ struct CommandRoutes {
 
     /// The command a body names: a body that is not JSON, or not an object of the right shape,
     /// → 400; a command the CLI refuses (a bad letter, point or author) → 422.
-    static func parse(_ data: Data, time: Int64) throws -> BoardWrite {
-        guard let text = String(data: data, encoding: .utf8),
-            let json = try? JSONParser.parse(text, maxDepth: 8), case .object = json
+    static func parse(_ data: [UInt8], time: Int64) throws -> BoardWrite {
+        guard String(validating: data, as: UTF8.self) != nil,
+            let json = try? JSONParser.parse(data, in: data.indices, maxDepth: 8), case .object = json
         else { throw APIError(.badRequest, "the body is not a JSON object") }
         func string(_ key: String, required: Bool = true) throws -> String? {
             guard let value = json[key], value != .null else {

@@ -19,14 +19,19 @@ public struct ServerLimits: Sendable {
 extension Request {
     /// The whole body, refused with 413 past `limit` bytes (at once when `Content-Length` says
     /// so) and with 408 when it does not arrive whole within `timeout`.
-    func collectBody(limit: Int, timeout: Duration) async throws -> Data {
-        if let length = headers[.contentLength].flatMap(Int.init), length > limit {
+    ///
+    /// The bytes are gathered into one array, sized at once when `Content-Length` gives the
+    /// length: a large bundle is held once, and read where it lies.
+    func collectBody(limit: Int, timeout: Duration) async throws -> [UInt8] {
+        let length = headers[.contentLength].flatMap(Int.init)
+        if let length, length > limit {
             throw APIError(.contentTooLarge, "the body is larger than the limit of \(limit) bytes")
         }
         let body = self.body
-        return try await withThrowingTaskGroup(of: Data?.self) { group in
+        return try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
             group.addTask {
-                var data = Data()
+                var data: [UInt8] = []
+                data.reserveCapacity(max(0, length ?? 0))
                 do {
                     for try await chunk in body {
                         guard data.count + chunk.readableBytes <= limit else {

@@ -15,7 +15,8 @@ enum ServerBenchmark {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-server-\(getpid())")
             .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let keep = ProcessInfo.processInfo.environment["MAGNETS_BENCH_KEEP"] != nil  // leave the files for a look
+        defer { if !keep { try? FileManager.default.removeItem(atPath: scratch) } }
         if m > 0 { try syncAgainstFiles(m: m, scratch: scratch) }
         if clients > 0 { try concurrentClients(clients: clients, perClient: perClient, scratch: scratch) }
     }
@@ -27,13 +28,18 @@ enum ServerBenchmark {
             at: scratch + "/base.magnets", magnets: 500, zones: 20, boundaries: 10, scratch: scratch)
         let a = try base.clone(to: scratch + "/a.magnets", replica: "alice")
         let b = try base.clone(to: scratch + "/b.magnets", replica: "bob")
-        try Workloads.importOps(try Workloads.moves(m, replica: "alice", on: a, seed: 11), into: a, scratch: scratch)
+        let aliceMoves = try Workloads.moves(m, replica: "alice", on: a, seed: 11)
+        let bundleMegabytes =
+            Double(OpBundle.encode(board: a.boardID, clock: VectorClock(), since: nil, ops: aliceMoves).count) / 1e6
+        try Workloads.importOps(aliceMoves, into: a, scratch: scratch)
         try Workloads.importOps(try Workloads.moves(m, replica: "bob", on: b, seed: 12), into: b, scratch: scratch)
         for file in [a, b, base] { try file.close() }
         let folder = scratch + "/served"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var fileTimes: [Double] = []
         var serverTimes: [Double] = []
+        var clientPeaks: [Double] = []
+        var serverPeaks: [Double] = []
         var equal = true
         let repetitions = 5
         for _ in 0..<repetitions {
@@ -52,11 +58,13 @@ enum ServerBenchmark {
             let sa = scratch + "/sa.magnets"
             try? FileManager.default.removeItem(atPath: sa)
             try FileManager.default.copyItem(atPath: scratch + "/a.magnets", toPath: sa)
-            let server = try Served(folder: folder)
+            let server = try Served(folder: folder, recordsPeak: true)
             let remote = Measure.spawn(Measure.magnetsBinary, ["sync", sa, server.url + "/boards/board"])
             server.stop()
             guard remote.status == 0 else { throw BenchError("magnets sync of a file with the server failed") }
             serverTimes.append(remote.seconds)
+            clientPeaks.append(remote.peakMiB)
+            serverPeaks.append(server.peakMiB)
             // Both syncs end in the same board.
             let shownA = try Measure.output(Measure.magnetsBinary, ["show", "--json", "-b", ra]).text
             let shownS = try Measure.output(Measure.magnetsBinary, ["show", "--json", "-b", sa]).text
@@ -70,6 +78,10 @@ enum ServerBenchmark {
             String(
                 format: "  file ↔ file %.1f ms | file ↔ server %.1f ms | ratio %.2f× (target ≤ 1.3×) | same board: %@",
                 file * 1000, server * 1000, server / file, equal ? "yes" : "NO"))
+        print(
+            String(
+                format: "  peak RSS: client %.1f MiB, server %.1f MiB (medians; the bundles are %.1f MB each)",
+                Measure.median(clientPeaks), Measure.median(serverPeaks), bundleMegabytes))
     }
 
     static func withoutReplica(_ json: String) -> String {
@@ -244,9 +256,21 @@ enum ServerBenchmark {
     final class Served {
         let process: Process
         let url: String
+        /// Where the server writes its peak RSS as it exits, when asked to.
+        let peakFile: String?
 
-        init(folder: String = "", ceiling: Bool = false, postgres: String? = nil) throws {
+        init(folder: String = "", ceiling: Bool = false, postgres: String? = nil, recordsPeak: Bool = false) throws {
             process = Process()
+            peakFile =
+                recordsPeak
+                ? FileManager.default.temporaryDirectory.appendingPathComponent("magnets-server-peak-\(getpid())").path
+                : nil
+            if let peakFile {
+                unlink(peakFile)
+                var environment = ProcessInfo.processInfo.environment
+                environment["MAGNETS_PEAK_FILE"] = peakFile
+                process.environment = environment
+            }
             if let postgres {
                 process.executableURL = URL(fileURLWithPath: Measure.magnetsBinary)
                 process.arguments = ["serve", "--postgres", postgres, "--port", "0", "--open"]
@@ -275,6 +299,13 @@ enum ServerBenchmark {
         func stop() {
             process.terminate()
             process.waitUntilExit()
+        }
+
+        /// The peak RSS the stopped server recorded (NaN unless `recordsPeak`).
+        var peakMiB: Double {
+            guard let peakFile, let text = try? String(contentsOfFile: peakFile, encoding: .utf8) else { return .nan }
+            unlink(peakFile)
+            return (Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan) / 1024
         }
     }
 

@@ -23,12 +23,12 @@ final class FileServer: RemoteBoard {
 
     func info() throws -> (boardID: String, clock: VectorClock) { (file.boardID, try file.current().clock) }
 
-    func ops(since: VectorClock?) throws -> Data {
+    func ops(since: VectorClock?) throws -> [UInt8] {
         try meanwhile?()
         let path = file.path + ".\(UUID().uuidString).bundle"
         defer { unlink(path) }
         try file.exportOps(to: path, since: since)
-        return try Data(contentsOf: URL(fileURLWithPath: path))
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
     func send(_ bundle: Data) throws {

@@ -212,8 +212,16 @@ public enum OpBundle {
         _ data: Data, name path: String = "the bundle"
     ) throws -> (header: Header, ops: [MagnetsCore.Operation]) {
         guard data.count <= maxBytes else { throw StoreError.badBundle("\(path) is larger than 2 GB") }
-        let bytes = [UInt8](data)
-        guard String(validating: bytes, as: UTF8.self) != nil else {
+        return try parse([UInt8](data), name: path)
+    }
+
+    /// Checks a whole bundle held in memory (see `read`), read where it lies: the text is not
+    /// copied, so a bundle received whole costs its size once more than the ops it holds.
+    public static func parse(
+        _ bytes: [UInt8], name path: String = "the bundle"
+    ) throws -> (header: Header, ops: [MagnetsCore.Operation]) {
+        guard bytes.count <= maxBytes else { throw StoreError.badBundle("\(path) is larger than 2 GB") }
+        guard (try? UTF8Span(validating: bytes.span)) != nil else {
             throw StoreError.badBundle("\(path) is not UTF-8 text")
         }
         // Lines by bytes: a line break is one byte in UTF-8, and no character holds it.

@@ -11,7 +11,7 @@ public protocol RemoteBoard: Sendable {
     func info() throws -> (boardID: String, clock: VectorClock)
 
     /// A bundle of the ops `since` does not cover, all of them when nil (`GET …/ops?since=`).
-    func ops(since: VectorClock?) throws -> Data
+    func ops(since: VectorClock?) throws -> [UInt8]
 
     /// Sends a bundle, which the server takes all or nothing (`POST …/ops`); returns once it is
     /// durable there.
