@@ -25,6 +25,28 @@ struct ClockTests {
         #expect(MagnetID("bob-12")?.description == "bob-12" && MagnetID("bob") == nil)
     }
 
+    /// Ids are split at their last separator byte; a mark that would join the separator into one
+    /// character with it, or text around it that is not an id's, is no id.
+    @Test(
+        "odd id texts are refused",
+        arguments: [
+            "alice:\u{301}3", "alice\u{301}:3", "al:ice:3", "alice:", ":3", "alice:3x", "alice:-3", "Alice:3",
+            "\u{600}:3", "alice:٣",
+        ])
+    func oddIDs(text: String) {
+        #expect(OpID(text) == nil)
+        #expect(MagnetID(text.replacingOccurrences(of: ":", with: "-")) == nil)
+    }
+
+    @Test("author names: 1–64 characters, none a control", arguments: [
+        ("a", true), ("", false), (String(repeating: "x", count: 64), true), (String(repeating: "x", count: 65), false),
+        (String(repeating: "é", count: 64), true), (String(repeating: "é", count: 65), false), ("tab\there", false),
+        ("del\u{7F}", false), ("Zoë 🧲", true), ("line\u{2028}", false), (String(repeating: "e\u{301}", count: 64), true),
+    ])
+    func authors(name: String, valid: Bool) {
+        #expect(Validation.isAuthor(name) == valid)
+    }
+
     @Test("an op's clock is its context with its own entry = seq; replay order is (Lamport, replica bytewise)")
     func ordering() {
         let a = Operation(

@@ -52,6 +52,7 @@ public struct JSONParser {
         case UInt8(ascii: "{"):
             i += 1
             var pairs: [(String, JSONValue)] = []
+            pairs.reserveCapacity(depth == 0 ? 16 : 4)  // an op's fields, a clock's few replicas: one allocation
             skipSpace()
             if i < end, bytes[i] == UInt8(ascii: "}") {
                 i += 1

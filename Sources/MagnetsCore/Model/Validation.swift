@@ -40,7 +40,11 @@ public enum Validation {
 
     /// An author name: 1–64 characters with no control characters.
     public static func isAuthor(_ s: String) -> Bool {
-        (1...64).contains(s.count) && !s.unicodeScalars.contains(where: { isControl($0) })
+        // Printable ASCII (nearly every name) is one character per byte and never a control;
+        // anything else is counted and looked up character by character.
+        let bytes = s.utf8
+        if bytes.count <= 64, bytes.allSatisfy({ (0x20...0x7E).contains($0) }) { return !bytes.isEmpty }
+        return (1...64).contains(s.count) && !s.unicodeScalars.contains(where: { isControl($0) })
     }
 
     /// Why `s` cannot be a magnet's letter, or `nil` when it can: exactly one grapheme cluster,

@@ -3,9 +3,9 @@ public struct VectorClock: Hashable, Codable, Sendable, CustomStringConvertible 
     public private(set) var entries: [String: Int]
 
     public init(_ entries: [String: Int] = [:]) {
-        // An empty clock keeps the shared empty dictionary (`filter` would allocate one): copies
-        // of it touch no reference count.
-        self.entries = entries.isEmpty ? entries : entries.filter { $0.value > 0 }
+        // A clock without zero entries (an empty one, every clock read from an op) keeps the
+        // dictionary it is given: `filter` would allocate another.
+        self.entries = entries.values.contains { $0 <= 0 } ? entries.filter { $0.value > 0 } : entries
     }
 
     /// How many ops of `replica` are known (0 when none).
