@@ -52,8 +52,15 @@ public enum OpBundle {
     public static func encode(
         board: String, clock: VectorClock, since: VectorClock?, ops: [MagnetsCore.Operation]
     ) -> Data {
+        encode(board: board, clock: clock, since: since, ops: ops, count: ops.count)
+    }
+
+    /// A whole bundle of the `count` ops `ops` gives (in replay order), cut from `clock`.
+    static func encode(
+        board: String, clock: VectorClock, since: VectorClock?, ops: some Sequence<MagnetsCore.Operation>, count: Int
+    ) -> Data {
         var out = OpJSONWriter()
-        out.json.raw(headerLine(board: board, clock: clock, since: since, count: ops.count) + "\n")
+        out.json.raw(headerLine(board: board, clock: clock, since: since, count: count) + "\n")
         for op in ops { writeLine(op, to: &out) }
         return out.json.withBytes { Data($0) }
     }

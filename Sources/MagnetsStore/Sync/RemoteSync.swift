@@ -141,7 +141,21 @@ extension BoardFile {
         for op in probes { lamports[op.id.replica] = op.lamport }
         let lacked = try file.ops(notCoveredBy: remoteClock, lamports: lamports)
         guard encode, !lacked.isEmpty else { return (lacked, nil) }
-        let sent = (probes + lacked).sorted(by: Operation.replaysBefore)
-        return (lacked, OpBundle.encode(board: local.boardID, clock: local.clock, since: remoteClock, ops: sent))
+        // The probes (a few) merged into the ops (in replay order) as they are written, not copied
+        // and sorted with them.
+        var probesLeft = probes.sorted(by: Operation.replaysBefore)[...]
+        var lackedLeft = lacked[...]
+        let sent = AnyIterator<Operation> {
+            if let probe = probesLeft.first, lackedLeft.first.map({ Operation.replaysBefore(probe, $0) }) ?? true {
+                return probesLeft.popFirst()
+            }
+            return lackedLeft.popFirst()
+        }
+        return (
+            lacked,
+            OpBundle.encode(
+                board: local.boardID, clock: local.clock, since: remoteClock, ops: sent,
+                count: probes.count + lacked.count)
+        )
     }
 }
