@@ -152,7 +152,7 @@ enum Verification {
             note("\(seen.rowsBelowOne) op row(s) have a Lamport number below 1 — 'magnets check --repair' removes them")
         }
         var runFirsts: [OpID: Int] = [:]  // each run's first op, and the Lamport number its row gives it
-        for (replica, runs) in index.runs {
+        for (replica, runs) in try LogIndex.allRuns(db) {
             guard let name = index.replicaNames[replica] else { continue }
             for run in runs { runFirsts[OpID(replica: name, seq: run.firstSeq)] = run.firstLamport }
         }
@@ -277,7 +277,7 @@ enum Verification {
             try index.set(name, seq: kept.count, lamport: kept.last, db)
         }
         // Each run's first Lamport number, from the log (a damaged row would misplace its ops).
-        for (replica, runs) in index.runs {
+        for (replica, runs) in try LogIndex.allRuns(db) {
             guard let name = index.replicaNames[replica], let lamports = seen.lamports[name] else { continue }
             for run in runs where run.firstSeq <= lamports.count && lamports[run.firstSeq - 1] != run.firstLamport {
                 try OpRunRecord.filter(

@@ -125,7 +125,7 @@ struct UndoSearch {
             var undos: [Operation] = []
             var cache = OpRows.DecodeCache()
             try statement.forEachRow(db) { row in
-                undos.append(try OpRows.decode(row, index: index, cache: &cache))
+                undos.append(try OpRows.decode(row, index: index, cache: &cache, db))
                 return true
             }
             for undo in undos {

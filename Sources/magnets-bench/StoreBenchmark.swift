@@ -51,6 +51,21 @@ enum StoreBenchmark {
         let syncedOps = try synced.current().opCount
         try synced.close()
         try peer.close()
+        // One op from elsewhere (`ops import`, as a sync or a server takes it): a move made on a
+        // clone, into a fresh copy of the file as it was (the moves below would sort after it).
+        let smallBundle = try visitorBundle(for: smallPath, scratch: scratch)
+        let syncedBundle = try visitorBundle(for: syncedPath, scratch: scratch)
+        let (smallPristine, syncedPristine) = (
+            scratch + "/small-pristine.magnets", scratch + "/synced-pristine.magnets"
+        )
+        try FileManager.default.copyItem(atPath: smallPath, toPath: smallPristine)
+        try FileManager.default.copyItem(atPath: syncedPath, toPath: syncedPristine)
+        let importTarget = scratch + "/import-target.magnets"
+        func importOne(_ pristine: String, _ bundle: String) -> Measure.Run {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: importTarget + suffix) }
+            try? FileManager.default.copyItem(atPath: pristine, toPath: importTarget)
+            return Measure.spawn(Measure.magnetsBinary, ["ops", "import", bundle, "-b", importTarget])
+        }
 
         let binary = Measure.magnetsBinary
         var version: [Double] = []
@@ -58,6 +73,8 @@ enum StoreBenchmark {
         var onSmall: [Double] = []
         var onSynced: [Double] = []
         var undoOnBig: [Double] = []
+        var importSmall: [Double] = []
+        var importSynced: [Double] = []
         for i in 0..<(runs + 2) {
             let target = "\(100 + (i % 7) * 100),\(100 + (i % 5) * 100)"
             let v = Measure.spawn(binary, ["--version"])
@@ -70,7 +87,12 @@ enum StoreBenchmark {
                     "a command failed: --version \(v.status), move on big \(b.status), on small \(s.status), on synced \(y.status)"
                 )
             }
+            let importedSmall = importOne(smallPristine, smallBundle)
+            let importedSynced = importOne(syncedPristine, syncedBundle)
+            guard importedSmall.status == 0, importedSynced.status == 0 else { fatalError("an ops import failed") }
             if i < 2 { continue }  // warm-up
+            importSmall.append(importedSmall.seconds)
+            importSynced.append(importedSynced.seconds)
             version.append(v.seconds)
             onBig.append(b.seconds)
             undoOnBig.append(u.seconds)
@@ -97,6 +119,11 @@ enum StoreBenchmark {
                 format:
                     "  ratio synced/small   %.3f   (the same target: one op's cost must not grow with the file's history)",
                 my / ms))
+        let (mis, miy) = (Measure.median(importSmall), Measure.median(importSynced))
+        print(
+            String(
+                format: "  magnets ops import of one op: file with %d ops %.2f ms, after %d syncs %.2f ms: ratio %.3f",
+                smallOps, mis * 1000, syncs, miy * 1000, miy / mis))
         print(String(format: "  ratio move/--version   %.3f   (target ≤ 1.5)", mb / mv))
         // The ratio's floor moves with how the binary is linked (README, "Benchmarks"): the move's
         // own cost, beside it, does not.
@@ -108,5 +135,21 @@ enum StoreBenchmark {
             String(
                 format: "  file at %d ops: %d bytes = %.1f bytes/op   (target ≤ 48)", bigOps, bytes,
                 Double(bytes) / Double(bigOps)))
+    }
+
+    /// A bundle of one move made on a clone of the file at `path` (its first magnet, to a new
+    /// place), as the file would receive it from a sync.
+    static func visitorBundle(for path: String, scratch: String) throws -> String {
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let file = try BoardFile.open(path)
+        let visitor = try file.clone(to: scratch + "/visitor-\(name).magnets", replica: "visitor")
+        let clock = try file.current().clock
+        let magnet = try visitor.current().board.sortedMagnets[0].id
+        try visitor.record(author: "visitor") { _ in .move(magnet: magnet, target: .point(Point(x: 321, y: 123))) }
+        let bundle = scratch + "/visitor-\(name).bundle"
+        try visitor.exportOps(to: bundle, since: clock)
+        try visitor.close()
+        try file.close()
+        return bundle
     }
 }

@@ -21,7 +21,8 @@ do {
     case "history": try HistoryBenchmark.run()
     case "server": try ServerBenchmark.run()
     case "server-load": try ServerBenchmark.run(m: 0)
-    case "server-sync": try ServerBenchmark.run(m: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000, clients: 0)
+    case "server-sync":
+        try ServerBenchmark.run(m: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000, clients: 0)
     case "ceiling-server": try ServerBenchmark.ceilingServer()  // started by `server`
     // 32 clients: files, PostgreSQL with one process and with two (issue 22); needs PostgreSQL.
     case "server-pg": try PostgresBenchmark.run()

@@ -25,6 +25,22 @@ struct ClockTests {
         #expect(MagnetID("bob-12")?.description == "bob-12" && MagnetID("bob") == nil)
     }
 
+    /// Clock text as `--since`, checkpoints and contexts hold it: entries of a replica id, `=` and
+    /// a count as `Int` reads it (zero entries dropped), no replica twice, no empty entry.
+    @Test(
+        "clock texts parse as Int and the id rules say",
+        arguments: [
+            ("", [:]), ("alice=3,bob=2", ["alice": 3, "bob": 2]), ("alice=+3", ["alice": 3]), ("alice=0", [:]),
+            ("alice=-0", [:]), ("b_2=7", ["b_2": 7]), ("alice=-1", nil), ("alice=1,alice=2", nil), ("alice=1,", nil),
+            (",alice=1", nil), ("alice=1,,bob=2", nil), ("a=b=1", nil), ("Alice=1", nil), ("=3", nil), ("alice=", nil),
+            ("alice", nil), ("alice=1,bob", nil), ("alice=٣", nil), ("alice= 3", nil),
+            ("alice=99999999999999999999", nil),
+            ("alice=9223372036854775807", ["alice": Int.max]), ("alice=+", nil), ("1alice=1", nil),
+        ] as [(String, [String: Int]?)])
+    func clockText(text: String, entries: [String: Int]?) {
+        #expect(VectorClock(parsing: text)?.entries == entries)
+    }
+
     /// Ids are split at their last separator byte; a mark that would join the separator into one
     /// character with it, or text around it that is not an id's, is no id.
     @Test(
@@ -38,11 +54,15 @@ struct ClockTests {
         #expect(MagnetID(text.replacingOccurrences(of: ":", with: "-")) == nil)
     }
 
-    @Test("author names: 1–64 characters, none a control", arguments: [
-        ("a", true), ("", false), (String(repeating: "x", count: 64), true), (String(repeating: "x", count: 65), false),
-        (String(repeating: "é", count: 64), true), (String(repeating: "é", count: 65), false), ("tab\there", false),
-        ("del\u{7F}", false), ("Zoë 🧲", true), ("line\u{2028}", false), (String(repeating: "e\u{301}", count: 64), true),
-    ])
+    @Test(
+        "author names: 1–64 characters, none a control",
+        arguments: [
+            ("a", true), ("", false), (String(repeating: "x", count: 64), true),
+            (String(repeating: "x", count: 65), false),
+            (String(repeating: "é", count: 64), true), (String(repeating: "é", count: 65), false), ("tab\there", false),
+            ("del\u{7F}", false), ("Zoë 🧲", true), ("line\u{2028}", false),
+            (String(repeating: "e\u{301}", count: 64), true),
+        ])
     func authors(name: String, valid: Bool) {
         #expect(Validation.isAuthor(name) == valid)
     }

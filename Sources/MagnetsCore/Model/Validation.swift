@@ -16,8 +16,10 @@ public enum Validation {
     public static let maxCapacity = 1_000_000
 
     /// `[a-z][a-z0-9_]{0,31}`.
-    public static func isReplicaID(_ s: String) -> Bool {
-        let bytes = s.utf8
+    public static func isReplicaID(_ s: String) -> Bool { isReplicaID(s.utf8) }
+
+    /// A replica id given as its UTF-8 bytes.
+    static func isReplicaID(_ bytes: some Collection<UInt8>) -> Bool {
         guard (1...32).contains(bytes.count), let first = bytes.first, (97...122).contains(first) else { return false }
         return bytes.dropFirst().allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
     }

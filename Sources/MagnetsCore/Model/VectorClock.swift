@@ -43,19 +43,57 @@ public struct VectorClock: Hashable, Codable, Sendable, CustomStringConvertible 
         replicas.map { "\($0)=\(entries[$0]!)" }.joined(separator: ",")
     }
 
-    /// Parses `alice=3,bob=2` (an empty string is the empty clock).
+    /// Parses `alice=3,bob=2` (an empty string is the empty clock): each entry a replica id, `=`
+    /// and a count ≥ 0 (as `Int` reads it: a sign allowed), no replica twice.
+    ///
+    /// Read byte by byte, with no text made but the replicas' names: a file reads one of these
+    /// for every context of the ops it reads, each naming every replica.
     public init?(parsing text: String) {
         var entries: [String: Int] = [:]
-        if !text.isEmpty {
-            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                let pieces = part.split(separator: "=", omittingEmptySubsequences: false)
-                guard pieces.count == 2, Validation.isReplicaID(String(pieces[0])),
-                    let n = Int(pieces[1]), n >= 0, entries[String(pieces[0])] == nil
-                else { return nil }
-                entries[String(pieces[0])] = n
+        var text = text
+        let parsed =
+            text.isEmpty
+            || text.withUTF8 { bytes in
+                entries.reserveCapacity(bytes.count(where: { $0 == UInt8(ascii: ",") }) + 1)
+                var i = 0
+                while true {  // one entry, then a comma or the end
+                    let nameStart = i
+                    while i < bytes.count, bytes[i] != UInt8(ascii: "="), bytes[i] != UInt8(ascii: ",") { i += 1 }
+                    guard i < bytes.count, bytes[i] == UInt8(ascii: "=") else { return false }
+                    let name = UnsafeBufferPointer(rebasing: bytes[nameStart..<i])
+                    i += 1
+                    let countStart = i
+                    while i < bytes.count, bytes[i] != UInt8(ascii: ",") { i += 1 }
+                    let count = UnsafeBufferPointer(rebasing: bytes[countStart..<i])
+                    guard Validation.isReplicaID(name), let n = Self.count(count),
+                        entries.updateValue(n, forKey: String(decoding: name, as: UTF8.self)) == nil
+                    else { return false }
+                    if i == bytes.count { return true }
+                    i += 1  // the comma
+                }
             }
-        }
+        guard parsed else { return nil }
         self.init(entries)
+    }
+
+    /// A count as `Int(_:)` reads decimal text (an optional sign, then digits), if it is ≥ 0.
+    private static func count(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var digits = bytes[...]
+        var negative = false
+        if let sign = digits.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            negative = sign == UInt8(ascii: "-")
+            digits = digits.dropFirst()
+        }
+        guard !digits.isEmpty else { return nil }
+        var n = 0
+        for b in digits {
+            guard (48...57).contains(b) else { return nil }
+            let (times10, o1) = n.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(Int(b - 48))
+            guard !o1, !o2 else { return nil }
+            n = sum
+        }
+        return negative && n != 0 ? nil : n
     }
 }
 

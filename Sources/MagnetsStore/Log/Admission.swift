@@ -66,10 +66,10 @@ enum Admission {
             }
             newLamports[replica, default: []] += lamports
         }
-        func lamport(of id: OpID) -> Int? {
+        func lamport(of id: OpID) throws -> Int? {
             let held = index.version[id.replica]
             if id.seq > held { return newLamports[id.replica]?[id.seq - held - 1] }
-            return index.lamport(of: id)
+            return try index.lamport(of: id, db)
         }
         // Ops of a run share their context: its largest Lamport number is found once.
         var checked: (context: VectorClock, largest: Int)?
@@ -85,7 +85,7 @@ enum Admission {
             } else {
                 largest = 0
                 for (replica, seq) in fresh[k].context.entries {
-                    guard seq <= version[replica], let l = lamport(of: OpID(replica: replica, seq: seq)) else {
+                    guard seq <= version[replica], let l = try lamport(of: OpID(replica: replica, seq: seq)) else {
                         throw StoreError.invalidOp(
                             "op \(id) depends on \(replica):\(seq), which neither it nor this file brings")
                     }

@@ -2,8 +2,12 @@ import GRDB
 import MagnetsCore
 
 /// The small dictionaries of the log — replicas (with the version vector and Lamport numbers),
-/// authors, op contexts, the runs of ops that share them, and the labels outcomes use — loaded
-/// once per transaction and extended as ops are written.
+/// authors and the labels outcomes use — loaded once per transaction and extended as ops are
+/// written. The runs of ops that share a context and an author, and the contexts, are not
+/// loaded: a file holds about one of each per sync that brought a replica news, so reading them
+/// all would make every transaction cost in proportion to the file's history. Runs are read by
+/// seq as ops are read and written (`KnownRuns`), contexts by id as ops are read
+/// (`OpRows.DecodeCache`) and by text as they are written.
 struct LogIndex {
     /// Consecutive ops of one replica that share a context and an author (`op_run`).
     struct Run: Equatable {
@@ -14,8 +18,11 @@ struct LogIndex {
         var firstLamport: Int
     }
 
-    /// Each replica's runs (by its local number), `firstSeq` increasing.
-    var runs: [Int64: [Run]] = [:]
+    /// Each replica's latest run (by its local number), once looked up (nil inside: none yet):
+    /// where the replica's next op goes.
+    private var latestRuns: [Int64: Run?] = [:]
+    /// The runs read so far; shared by copies of this index (facts of the file, not of a copy).
+    private let known = KnownRuns()
     /// Zone and boundary names as outcome pages refer to them.
     var labels = Labels()
     var replicaIDs: [String: Int64] = [:]
@@ -26,13 +33,12 @@ struct LogIndex {
     var lamports: [String: Int] = [:]
     var authorIDs: [String: Int64] = [:]
     var authorNames: [Int64: String] = [:]
+    /// The contexts this index has written or looked up by text.
     var contextIDs: [VectorClock: Int64] = [:]
-    var contexts: [Int64: VectorClock] = [:]
     /// Replicas whose `seq`/`lamport` changed since loading.
     private var dirtyReplicas: Set<String> = []
-    /// `false` when only the replicas and labels were loaded: authors, contexts and runs are then
-    /// looked up as the ops being written need them, so that appending one op costs the same
-    /// however many syncs the file has been through. Such an index writes ops; it cannot read them.
+    /// `false` when only the replicas and labels were loaded: authors are then looked up as the
+    /// ops being written need them. Such an index writes ops; it cannot read them.
     private(set) var complete = true
 
     /// The largest Lamport number in the file.
@@ -60,44 +66,57 @@ struct LogIndex {
             index.authorIDs[author.name] = author.id
             index.authorNames[author.id] = author.name
         }
-        let contexts = try ContextRecord.fetchCursor(db)
-        while let context = try contexts.next() {
-            guard let clock = VectorClock(parsing: context.clock) else {
-                throw StoreError.invalidOp("context \(context.id) is not a clock: '\(context.clock.prefix(40))'")
-            }
-            index.contextIDs[clock] = context.id
-            index.contexts[context.id] = clock
-        }
-        let runs = try OpRunRecord.order(OpRunRecord.Columns.replica, OpRunRecord.Columns.firstSeq).fetchCursor(db)
-        while let run = try runs.next() {
-            index.runs[run.replica, default: []].append(
-                Run(
-                    firstSeq: run.firstSeq, context: run.context, author: run.author,
-                    firstLamport: run.firstLamport))
-        }
         return index
+    }
+
+    /// Every run of the log, by replica, `firstSeq` increasing (for `check` and its repair).
+    static func allRuns(_ db: Database) throws -> [Int64: [Run]] {
+        var runs: [Int64: [Run]] = [:]
+        let statement = try FastStatement(
+            db, "SELECT replica, first_seq, context, author, first_lamport FROM op_run ORDER BY replica, first_seq")
+        try statement.forEachRow(db) { row in
+            runs[try row.integer(0), default: []].append(try Run(row, from: 1))
+            return true
+        }
+        return runs
     }
 
     /// The run op (replica, seq) belongs to — the one with the largest first seq ≤ seq — and
     /// the seqs that belong to it.
     ///
-    /// - Complexity: O(log runs of the replica).
-    func run(replica: Int64, seq: Int) -> (run: Run, seqs: Range<Int>)? {
-        guard let list = runs[replica], let first = list.first, first.firstSeq <= seq else { return nil }
-        var low = 0
-        var high = list.count  // the answer is list[low]: the last run starting at or before seq
-        while high - low > 1 {
-            let mid = (low + high) / 2
-            if list[mid].firstSeq <= seq { low = mid } else { high = mid }
+    /// - Complexity: O(log runs read); a run not read yet is read with the next `KnownRuns.stretch`
+    ///   runs of its replica.
+    func run(replica: Int64, seq: Int, _ db: Database) throws -> (run: Run, seqs: Range<Int>)? {
+        if let found = known.run(replica: replica, seq: seq) { return found }
+        let start = try FastStatement(db, "SELECT max(first_seq) FROM op_run WHERE replica = ? AND first_seq <= ?")
+        start.bind(1, replica)
+        start.bind(2, seq)
+        var first: Int64?
+        try start.forEachRow(db) { row in
+            first = try row.optionalInteger(0)
+            return false
         }
-        return (list[low], list[low].firstSeq..<(low + 1 < list.count ? list[low + 1].firstSeq : Int.max))
+        guard let first else { return nil }
+        let stretch = try FastStatement(
+            db,
+            "SELECT first_seq, context, author, first_lamport FROM op_run WHERE replica = ? AND first_seq >= ? "
+                + "ORDER BY first_seq LIMIT \(KnownRuns.stretch + 1)")
+        stretch.bind(1, replica)
+        stretch.bind(2, first)
+        var runs: [Run] = []
+        try stretch.forEachRow(db) { row in
+            runs.append(try Run(row, from: 0))
+            return true
+        }
+        known.add(runs, of: replica, last: runs.count <= KnownRuns.stretch)
+        return known.run(replica: replica, seq: seq)
     }
 
     /// The Lamport number of the op with this id, if the log holds it: from its run, with no
-    /// lookup in the log (see `Run.firstLamport`). A complete index only.
-    func lamport(of id: OpID) -> Int? {
+    /// lookup in the log (see `Run.firstLamport`).
+    func lamport(of id: OpID, _ db: Database) throws -> Int? {
         guard let replica = replicaIDs[id.replica], id.seq <= version[id.replica],
-            let (run, _) = run(replica: replica, seq: id.seq)
+            let (run, _) = try run(replica: replica, seq: id.seq, db)
         else { return nil }
         return run.firstLamport + (id.seq - run.firstSeq)
     }
@@ -107,29 +126,34 @@ struct LogIndex {
     mutating func extendRun(
         replica: Int64, seq: Int, context: VectorClock, author: String, lamport: Int, _ db: Database
     ) throws {
-        try loadLatestRun(of: replica, db)
+        let latest = try latestRun(of: replica, db)
         let contextID = try self.contextID(context, db)
         let authorID = try self.authorID(author, db)
-        if let last = runs[replica]?.last, last.context == contextID, last.author == authorID, last.firstSeq <= seq {
+        if let latest, latest.context == contextID, latest.author == authorID, latest.firstSeq <= seq {
             return
         }
         try OpRunRecord(replica: replica, firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport)
             .insert(db)
-        runs[replica, default: []].append(
-            Run(firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport))
+        let run = Run(firstSeq: seq, context: contextID, author: authorID, firstLamport: lamport)
+        latestRuns[replica] = run
+        known.append(run, of: replica)
     }
 
-    /// For an incomplete index: the replica's latest run (the next op nearly always shares it).
-    private mutating func loadLatestRun(of replica: Int64, _ db: Database) throws {
-        guard !complete, runs[replica] == nil else { return }
-        runs[replica] = []
-        guard
-            let run = try OpRunRecord.filter(OpRunRecord.Columns.replica == replica)
-                .order(OpRunRecord.Columns.firstSeq.desc).fetchOne(db)
-        else { return }
-        runs[replica] = [
-            Run(firstSeq: run.firstSeq, context: run.context, author: run.author, firstLamport: run.firstLamport)
-        ]
+    /// The replica's latest run (the next op nearly always shares it).
+    private mutating func latestRun(of replica: Int64, _ db: Database) throws -> Run? {
+        if let latest = latestRuns[replica] { return latest }
+        let statement = try FastStatement(
+            db,
+            "SELECT first_seq, context, author, first_lamport FROM op_run WHERE replica = ? "
+                + "ORDER BY first_seq DESC LIMIT 1")
+        statement.bind(1, replica)
+        var latest: Run?
+        try statement.forEachRow(db) { row in
+            latest = try Run(row, from: 0)
+            return false
+        }
+        latestRuns[replica] = latest
+        return latest
     }
 
     mutating func replicaID(_ name: String, _ db: Database) throws -> Int64 {
@@ -178,9 +202,28 @@ struct LogIndex {
             id = db.lastInsertedRowID
         }
         contextIDs[clock] = id
-        contexts[id] = clock
         lastContext = (clock, id)
         return id
+    }
+
+    /// The statement that reads a context's clock by id.
+    static func contextStatement(_ db: Database) throws -> FastStatement {
+        try FastStatement(db, "SELECT clock FROM context WHERE id = ?")
+    }
+
+    /// The clock of context `id` (nil: no such row); a row that is not a clock is an error.
+    static func context(_ id: Int64, _ statement: FastStatement, _ db: Database) throws -> VectorClock? {
+        statement.bind(1, id)
+        var text: String?
+        try statement.forEachRow(db) { row in
+            text = try row.optionalText(0)
+            return false
+        }
+        guard let text else { return nil }
+        guard let clock = VectorClock(parsing: text) else {
+            throw StoreError.invalidOp("context \(id) is not a clock: '\(text.prefix(40))'")
+        }
+        return clock
     }
 
     /// Notes that the op with this id and Lamport number is now in the log.
@@ -227,5 +270,83 @@ struct Labels: Sendable {
         names[id] = name
         fresh.append((id, name))
         return id
+    }
+}
+
+extension LogIndex.Run {
+    /// A run from the columns `first_seq, context, author, first_lamport` of a row, from `column`.
+    init(_ row: StatementRow, from column: Int32) throws {
+        self.init(
+            firstSeq: Int(try row.integer(column)), context: try row.integer(column + 1),
+            author: try row.integer(column + 2), firstLamport: Int(try row.integer(column + 3)))
+    }
+}
+
+/// The runs of a log read so far, by replica: for each, runs in `firstSeq` order, each with the
+/// seqs it holds (up to the next run's first seq; the replica's last run holds all after it).
+/// Not every run need be known: lookups go by seq, and runs are learnt a stretch at a time.
+final class KnownRuns {
+    /// How many runs of a replica one lookup reads after the one it wants: reading the log in
+    /// order then costs a query per stretch of runs, reading one op one query.
+    static let stretch = 64
+
+    private var byReplica: [Int64: [(run: LogIndex.Run, seqs: Range<Int>)]] = [:]
+
+    func run(replica: Int64, seq: Int) -> (run: LogIndex.Run, seqs: Range<Int>)? {
+        guard let list = byReplica[replica], let at = Self.lastStarting(atOrBefore: seq, in: list),
+            list[at].seqs.contains(seq)
+        else { return nil }
+        return list[at]
+    }
+
+    /// Learns `runs`, consecutive runs of `replica` (`last`: up to its latest one; else the last
+    /// of them only bounds the one before).
+    func add(_ runs: [LogIndex.Run], of replica: Int64, last: Bool) {
+        var learnt: [(run: LogIndex.Run, seqs: Range<Int>)] = []
+        for k in runs.indices {
+            if k + 1 < runs.count {
+                learnt.append((runs[k], runs[k].firstSeq..<runs[k + 1].firstSeq))
+            } else if last {
+                learnt.append((runs[k], runs[k].firstSeq..<Int.max))
+            }
+        }
+        guard let firstLearnt = learnt.first else { return }
+        var list = byReplica[replica] ?? []
+        if let known = list.last, known.run.firstSeq < firstLearnt.run.firstSeq {
+            // Reading on in order, the common case. (A run taken for the latest is not.)
+            if known.seqs.upperBound == Int.max {
+                list[list.count - 1].seqs = known.run.firstSeq..<firstLearnt.run.firstSeq
+            }
+            list += learnt
+        } else {
+            let learntFirsts = Set(learnt.map(\.run.firstSeq))
+            list = (list.filter { !learntFirsts.contains($0.run.firstSeq) } + learnt).sorted {
+                $0.run.firstSeq < $1.run.firstSeq
+            }
+        }
+        byReplica[replica] = list
+    }
+
+    /// Learns a run just written: the replica's new latest one, which ends the one before it.
+    func append(_ run: LogIndex.Run, of replica: Int64) {
+        guard var list = byReplica[replica] else { return }  // nothing of it read: nothing to end
+        if let before = list.last, before.seqs.upperBound == Int.max {
+            list[list.count - 1].seqs = before.run.firstSeq..<run.firstSeq
+        }
+        list.append((run, run.firstSeq..<Int.max))
+        byReplica[replica] = list
+    }
+
+    /// The position of the last run starting at or before `seq`.
+    private static func lastStarting(
+        atOrBefore seq: Int, in list: [(run: LogIndex.Run, seqs: Range<Int>)]
+    ) -> Int? {
+        var low = 0
+        var high = list.count  // the answer is low - 1: runs before `low` start at or before seq
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid].run.firstSeq <= seq { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 ? low - 1 : nil
     }
 }

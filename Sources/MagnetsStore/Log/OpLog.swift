@@ -31,7 +31,7 @@ enum OpLog {
         var stopped = false
         var cache = OpRows.DecodeCache()
         try statement.forEachRow(db) { row in
-            let op = try OpRows.decode(row, index: index, cache: &cache)
+            let op = try OpRows.decode(row, index: index, cache: &cache, db)
             if op.lamport != groupLamport {
                 if try !flush() {
                     stopped = true
@@ -74,7 +74,7 @@ enum OpLog {
         try statement.forEachRow(db) { row in
             let key = OpKey(try row.integer(0))
             guard let known = wanted[key.replica], try row.integer(1) > known else { return true }
-            result.append(try OpRows.decode(row, index: index, cache: &cache))
+            result.append(try OpRows.decode(row, index: index, cache: &cache, db))
             return true
         }
         // Rows of one Lamport number come by local replica number.
@@ -84,9 +84,9 @@ enum OpLog {
         return result
     }
 
-    /// The op with this id, if the log holds it: its key follows from its run (a complete index).
+    /// The op with this id, if the log holds it: its key follows from its run.
     static func op(_ id: OpID, _ db: Database, index: LogIndex) throws -> Operation? {
-        guard let lamport = index.lamport(of: id), let replica = index.replicaIDs[id.replica],
+        guard let lamport = try index.lamport(of: id, db), let replica = index.replicaIDs[id.replica],
             (1...OpKey.maxLamport).contains(lamport)
         else { return nil }
         let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id = ?")
@@ -94,7 +94,7 @@ enum OpLog {
         var found: Operation?
         var cache = OpRows.DecodeCache()
         try statement.forEachRow(db) { row in
-            found = try OpRows.decode(row, index: index, cache: &cache)
+            found = try OpRows.decode(row, index: index, cache: &cache, db)
             return false
         }
         return found?.id == id ? found : nil

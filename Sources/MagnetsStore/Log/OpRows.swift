@@ -129,17 +129,33 @@ enum OpRows {
 
     // MARK: - Reading
 
-    /// What the rows read last looked up: rows read in key order come in runs of one replica's
-    /// ops sharing a clock and an author, naming magnets of few replicas.
+    /// What the rows read so far looked up: rows read in key order come in runs of one replica's
+    /// ops sharing a clock and an author, naming magnets of few replicas; each context is read
+    /// from the file once, when an op first names it.
     struct DecodeCache {
         fileprivate var replica: (id: Int64, name: String)?
         fileprivate var magnetReplica: (id: Int64, name: String)?
         fileprivate var run: (replica: Int64, seqs: Range<Int>, context: VectorClock, author: String)?
+        fileprivate var contexts: [Int64: VectorClock] = [:]
+        private var contextStatement: FastStatement?
+
+        fileprivate mutating func context(_ id: Int64, _ db: Database) throws -> VectorClock? {
+            if let known = contexts[id] { return known }
+            if contextStatement == nil { contextStatement = try LogIndex.contextStatement(db) }
+            let clock = try LogIndex.context(id, contextStatement!, db)
+            // Kept while few: a long read meets thousands, each named by a run of ops read
+            // together, so forgetting them all now and then costs a read of each again at most.
+            if contexts.count >= 4096 { contexts.removeAll(keepingCapacity: true) }
+            contexts[id] = clock
+            return clock
+        }
     }
 
     /// Reads an op from a row selected with `columns`, checking it as it goes: a damaged row is
     /// an error, never a crash or a wrong op.
-    static func decode(_ row: StatementRow, index: LogIndex, cache: inout DecodeCache) throws -> Operation {
+    static func decode(
+        _ row: StatementRow, index: LogIndex, cache: inout DecodeCache, _ db: Database
+    ) throws -> Operation {
         let key = OpKey(try row.integer(0))
         if cache.replica?.id != key.replica {
             guard let name = index.replicaNames[key.replica] else {
@@ -154,8 +170,8 @@ enum OpRows {
         if let cached = cache.run, cached.replica == key.replica, cached.seqs.contains(seq) {
             // the same run as the row before
         } else {
-            guard let (run, seqs) = index.run(replica: key.replica, seq: seq),
-                let context = index.contexts[run.context], let author = index.authorNames[run.author]
+            guard let (run, seqs) = try index.run(replica: key.replica, seq: seq, db),
+                let context = try cache.context(run.context, db), let author = index.authorNames[run.author]
             else {
                 throw StoreError.invalidOp("op \(id) refers to a missing clock or author")
             }
