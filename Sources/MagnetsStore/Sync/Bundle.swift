@@ -327,7 +327,20 @@ extension BoardFile {
     public func opsForExport(since: VectorClock? = nil) throws -> (header: String, ops: [MagnetsCore.Operation]) {
         try read { db in
             let index = try LogIndex.load(db)
-            let ops = try OpLog.ops(missingFrom: since ?? VectorClock(), otherLamports: nil, db, index: index)
+            let held = since ?? VectorClock()
+            // Only the log from the first op wanted on is read: for each replica the first op
+            // `since` lacks bounds where its ops lie in the replay order (each has a larger
+            // Lamport number than the one before it), so a pull of the latest ops reads the latest.
+            var bounds: [String: Int] = [:]
+            for (name, count) in index.version.entries where count > held[name] {
+                guard let first = try index.lamport(of: OpID(replica: name, seq: held[name] + 1), db) else {
+                    bounds = [:]  // (a damaged run: read it all, as `OpLog.ops` does without bounds)
+                    break
+                }
+                bounds[name] = first - 1
+            }
+            let ops = try OpLog.ops(
+                missingFrom: held, otherLamports: bounds.isEmpty ? nil : bounds, db, index: index)
             return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), ops)
         }
     }
