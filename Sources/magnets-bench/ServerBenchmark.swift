@@ -19,6 +19,66 @@ enum ServerBenchmark {
         defer { if !keep { try? FileManager.default.removeItem(atPath: scratch) } }
         if m > 0 { try syncAgainstFiles(m: m, scratch: scratch) }
         if clients > 0 { try concurrentClients(clients: clients, perClient: perClient, scratch: scratch) }
+        if m > 0 && clients > 0 { try longHistory(scratch: scratch) }
+    }
+
+    /// `magnets-bench server-history`: part (d) alone.
+    static func runLongHistory() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-server-\(getpid())")
+            .path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        try longHistory(scratch: scratch)
+    }
+
+    // MARK: - (d) one op on a long history
+
+    /// (d) Single-op POSTs, one after another, to a board whose log holds `ops` moves of `replicas`
+    /// replicas taking turns, each op's clock the whole log before it — as when every client pulls
+    /// before it writes, so that each op has a context and a run of its own — against the same
+    /// POSTs to a board of the base ops alone: what one op costs must not grow with the history.
+    static func longHistory(ops: Int = 20_000, replicas: Int = 32, posts: Int = 50, scratch: String) throws {
+        let folder = scratch + "/history"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var chains: [String: [Data]] = [:]
+        for (name, count) in [("fresh", 0), ("long", ops)] {
+            let file = try Workloads.base(
+                at: folder + "/\(name).magnets", magnets: 5, zones: 0, boundaries: 0, scratch: scratch)
+            let now = try file.current()
+            let magnet = now.board.sortedMagnets[0].id
+            var clock = now.clock
+            var lamport = now.maxLamport
+            func move(by replica: String) -> MagnetsCore.Operation {
+                clock[replica] += 1
+                lamport += 1
+                return MagnetsCore.Operation(
+                    id: OpID(replica: replica, seq: clock[replica]), lamport: lamport, context: clock,
+                    author: replica, time: 1_795_100_000_000 + Int64(lamport),
+                    payload: .move(magnet: magnet, target: .point(Point(x: Double(100 + lamport % 800), y: 300))))
+            }
+            let history = (0..<count).map { move(by: "c\($0 % replicas)") }
+            if !history.isEmpty { try Workloads.importOps(history, into: file, scratch: scratch) }
+            chains[name] = (0..<posts).map { _ in
+                let op = move(by: "visitor")
+                return OpBundle.encode(board: file.boardID, clock: clock, since: nil, ops: [op])
+            }
+            try file.close()
+        }
+        let server = try Served(folder: folder)
+        defer { server.stop() }
+        var p50: [String: Double] = [:]
+        for name in ["fresh", "long"] {
+            let (url, bodies) = (server.url + "/boards/\(name)/ops", chains[name]!)
+            let result = try load(clients: 1, perClient: posts) { _, n in (url, bodies[n]) }
+            guard result.failures == 0 else { throw BenchError("a POST to board \(name) failed") }
+            p50[name] = result.p50
+        }
+        print("server (d): \(posts) single-op POSTs one after another, on a board whose \(ops) ops each have a context")
+        print(
+            String(
+                format:
+                    "  long history %.2f ms | base ops alone %.2f ms (p50) | ratio %.2f× (one op's cost must not grow with the history)",
+                p50["long"]!, p50["fresh"]!, p50["long"]! / p50["fresh"]!))
     }
 
     // MARK: - (a) file ↔ server against file ↔ file

@@ -23,6 +23,7 @@ do {
     case "server-load": try ServerBenchmark.run(m: 0)
     case "server-sync":
         try ServerBenchmark.run(m: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000, clients: 0)
+    case "server-history": try ServerBenchmark.runLongHistory()
     case "ceiling-server": try ServerBenchmark.ceilingServer()  // started by `server`
     // 32 clients: files, PostgreSQL with one process and with two (issue 22); needs PostgreSQL.
     case "server-pg": try PostgresBenchmark.run()
@@ -40,7 +41,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-pg|page [N]|words|probe [M]|bundle|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|page [N]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }
