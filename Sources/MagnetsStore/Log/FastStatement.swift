@@ -52,6 +52,16 @@ struct FastStatement {
         }
     }
 
+    /// Runs a query and reads its first row with `read` (nil: no row).
+    func firstRow<T>(_ db: Database, _ read: (StatementRow) throws -> T?) throws -> T? {
+        var found: T?
+        try forEachRow(db) { row in
+            found = try read(row)
+            return false
+        }
+        return found
+    }
+
     /// Runs the statement once and resets it for the next row.
     func step(_ db: Database) throws {
         let code = sqlite3_step(handle)

@@ -91,12 +91,7 @@ struct LogIndex {
         let start = try FastStatement(db, "SELECT max(first_seq) FROM op_run WHERE replica = ? AND first_seq <= ?")
         start.bind(1, replica)
         start.bind(2, seq)
-        var first: Int64?
-        try start.forEachRow(db) { row in
-            first = try row.optionalInteger(0)
-            return false
-        }
-        guard let first else { return nil }
+        guard let first = try start.firstRow(db, { try $0.optionalInteger(0) }) else { return nil }
         let stretch = try FastStatement(
             db,
             "SELECT first_seq, context, author, first_lamport FROM op_run WHERE replica = ? AND first_seq >= ? "
@@ -147,11 +142,7 @@ struct LogIndex {
             "SELECT first_seq, context, author, first_lamport FROM op_run WHERE replica = ? "
                 + "ORDER BY first_seq DESC LIMIT 1")
         statement.bind(1, replica)
-        var latest: Run?
-        try statement.forEachRow(db) { row in
-            latest = try Run(row, from: 0)
-            return false
-        }
+        let latest = try statement.firstRow(db) { try Run($0, from: 0) }
         latestRuns[replica] = latest
         return latest
     }
@@ -214,12 +205,7 @@ struct LogIndex {
     /// The clock of context `id` (nil: no such row); a row that is not a clock is an error.
     static func context(_ id: Int64, _ statement: FastStatement, _ db: Database) throws -> VectorClock? {
         statement.bind(1, id)
-        var text: String?
-        try statement.forEachRow(db) { row in
-            text = try row.optionalText(0)
-            return false
-        }
-        guard let text else { return nil }
+        guard let text = try statement.firstRow(db, { try $0.optionalText(0) }) else { return nil }
         guard let clock = VectorClock(parsing: text) else {
             throw StoreError.invalidOp("context \(id) is not a clock: '\(text.prefix(40))'")
         }
