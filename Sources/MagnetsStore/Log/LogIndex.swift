@@ -276,9 +276,13 @@ final class KnownRuns {
     /// order then costs a query per stretch of runs, reading one op one query.
     static let stretch = 64
 
-    private var byReplica: [Int64: [(run: LogIndex.Run, seqs: Range<Int>)]] = [:]
+    typealias Entry = (run: LogIndex.Run, seqs: Range<Int>)
 
-    func run(replica: Int64, seq: Int) -> (run: LogIndex.Run, seqs: Range<Int>)? {
+    /// (Each list is changed in place, through the dictionary: a long read learns a stretch at a
+    /// time, and a copy of the list each time would cost in proportion to all read before.)
+    private var byReplica: [Int64: [Entry]] = [:]
+
+    func run(replica: Int64, seq: Int) -> Entry? {
         guard let list = byReplica[replica], let at = Self.lastStarting(atOrBefore: seq, in: list),
             list[at].seqs.contains(seq)
         else { return nil }
@@ -288,7 +292,7 @@ final class KnownRuns {
     /// Learns `runs`, consecutive runs of `replica` (`last`: up to its latest one; else the last
     /// of them only bounds the one before).
     func add(_ runs: [LogIndex.Run], of replica: Int64, last: Bool) {
-        var learnt: [(run: LogIndex.Run, seqs: Range<Int>)] = []
+        var learnt: [Entry] = []
         for k in runs.indices {
             if k + 1 < runs.count {
                 learnt.append((runs[k], runs[k].firstSeq..<runs[k + 1].firstSeq))
@@ -296,13 +300,15 @@ final class KnownRuns {
                 learnt.append((runs[k], runs[k].firstSeq..<Int.max))
             }
         }
-        guard let firstLearnt = learnt.first else { return }
-        var list = byReplica[replica] ?? []
-        if let known = list.last, known.run.firstSeq < firstLearnt.run.firstSeq {
+        guard !learnt.isEmpty else { return }
+        Self.learn(learnt, into: &byReplica[replica, default: []])
+    }
+
+    private static func learn(_ learnt: [Entry], into list: inout [Entry]) {
+        let firstLearnt = learnt[0].run.firstSeq
+        if let known = list.last, known.run.firstSeq < firstLearnt {
             // Reading on in order, the common case. (A run taken for the latest is not.)
-            if known.seqs.upperBound == Int.max {
-                list[list.count - 1].seqs = known.run.firstSeq..<firstLearnt.run.firstSeq
-            }
+            if known.seqs.upperBound == Int.max { list[list.count - 1].seqs = known.run.firstSeq..<firstLearnt }
             list += learnt
         } else {
             let learntFirsts = Set(learnt.map(\.run.firstSeq))
@@ -310,23 +316,23 @@ final class KnownRuns {
                 $0.run.firstSeq < $1.run.firstSeq
             }
         }
-        byReplica[replica] = list
     }
 
     /// Learns a run just written: the replica's new latest one, which ends the one before it.
     func append(_ run: LogIndex.Run, of replica: Int64) {
-        guard var list = byReplica[replica] else { return }  // nothing of it read: nothing to end
+        guard byReplica[replica] != nil else { return }  // nothing of it read: nothing to end
+        Self.close(&byReplica[replica, default: []], with: run)
+    }
+
+    private static func close(_ list: inout [Entry], with run: LogIndex.Run) {
         if let before = list.last, before.seqs.upperBound == Int.max {
             list[list.count - 1].seqs = before.run.firstSeq..<run.firstSeq
         }
         list.append((run, run.firstSeq..<Int.max))
-        byReplica[replica] = list
     }
 
     /// The position of the last run starting at or before `seq`.
-    private static func lastStarting(
-        atOrBefore seq: Int, in list: [(run: LogIndex.Run, seqs: Range<Int>)]
-    ) -> Int? {
+    private static func lastStarting(atOrBefore seq: Int, in list: [Entry]) -> Int? {
         var low = 0
         var high = list.count  // the answer is low - 1: runs before `low` start at or before seq
         while low < high {
