@@ -130,8 +130,8 @@ enum OpRows {
     // MARK: - Reading
 
     /// What the rows read so far looked up: rows read in key order come in runs of one replica's
-    /// ops sharing a clock and an author, naming magnets of few replicas; each context is read
-    /// from the file once, when an op first names it.
+    /// ops sharing a clock and an author, naming magnets of few replicas; a context is read from
+    /// the file when an op first names it, and kept while the cache holds few.
     struct DecodeCache {
         fileprivate var replica: (id: Int64, name: String)?
         fileprivate var magnetReplica: (id: Int64, name: String)?
