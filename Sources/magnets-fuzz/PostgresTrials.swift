@@ -40,7 +40,7 @@ struct TrialCluster {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [Self.script] + arguments
-        let (out, err) = (Pipe(), Pipe())
+        let (out, err) = (privatePipe(), privatePipe())
         process.standardOutput = out
         process.standardError = err
         do { try process.run() } catch { fail("cannot run pg-cluster: \(error)") }

@@ -32,7 +32,7 @@ func magnets(_ arguments: [String], in folder: String) -> Ran {
     process.executableURL = URL(fileURLWithPath: magnetsBinary)
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: folder)
-    let (out, err) = (Pipe(), Pipe())
+    let (out, err) = (privatePipe(), privatePipe())
     process.standardOutput = out
     process.standardError = err
     do { try process.run() } catch { fatalError("cannot start \(magnetsBinary): \(error)") }
@@ -47,6 +47,17 @@ func magnets(_ arguments: [String], in folder: String) -> Ran {
     return Ran(
         status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
         errors: errors.withLock { String(decoding: $0, as: UTF8.self) })
+}
+
+/// A pipe whose two ends no other child inherits (close-on-exec; the child it is given to gets
+/// it as its standard output or error all the same). A server started while a client runs would
+/// otherwise hold the client's output open, and reading it to its end would wait for that server.
+func privatePipe() -> Pipe {
+    let pipe = Pipe()
+    for descriptor in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
+        _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
+    }
+    return pipe
 }
 
 /// Everything a pipe gives until its writers close it. (Foundation's `readDataToEndOfFile`
@@ -101,7 +112,7 @@ final class ServerProcess: Sendable {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: magnetsBinary)
             process.arguments = ["serve"] + store + ["--port", String(port), "--open"]
-            let out = Pipe()
+            let out = privatePipe()
             process.standardOutput = out
             // Its log, kept beside the trial's files for a failure's post-mortem.
             // (Appended to by every server of the trial at once: O_APPEND keeps their lines whole.)
