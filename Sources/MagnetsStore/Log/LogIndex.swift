@@ -307,9 +307,7 @@ final class KnownRuns {
     private static func learn(_ learnt: [Entry], into list: inout [Entry]) {
         let firstLearnt = learnt[0].run.firstSeq
         if let known = list.last, known.run.firstSeq < firstLearnt {
-            // Reading on in order, the common case. (A run taken for the latest is not.)
-            if known.seqs.upperBound == Int.max { list[list.count - 1].seqs = known.run.firstSeq..<firstLearnt }
-            list += learnt
+            list += learnt  // reading on in order, the common case
         } else {
             let learntFirsts = Set(learnt.map(\.run.firstSeq))
             list = (list.filter { !learntFirsts.contains($0.run.firstSeq) } + learnt).sorted {
