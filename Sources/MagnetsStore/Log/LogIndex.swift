@@ -197,13 +197,9 @@ struct LogIndex {
         return id
     }
 
-    /// The statement that reads a context's clock by id.
-    static func contextStatement(_ db: Database) throws -> FastStatement {
-        try FastStatement(db, "SELECT clock FROM context WHERE id = ?")
-    }
-
     /// The clock of context `id` (nil: no such row); a row that is not a clock is an error.
-    static func context(_ id: Int64, _ statement: FastStatement, _ db: Database) throws -> VectorClock? {
+    static func context(_ id: Int64, _ db: Database) throws -> VectorClock? {
+        let statement = try FastStatement(db, "SELECT clock FROM context WHERE id = ?")
         statement.bind(1, id)
         guard let text = try statement.firstRow(db, { try $0.optionalText(0) }) else { return nil }
         guard let clock = VectorClock(parsing: text) else {

@@ -137,12 +137,10 @@ enum OpRows {
         fileprivate var magnetReplica: (id: Int64, name: String)?
         fileprivate var run: (replica: Int64, seqs: Range<Int>, context: VectorClock, author: String)?
         fileprivate var contexts: [Int64: VectorClock] = [:]
-        private var contextStatement: FastStatement?
 
         fileprivate mutating func context(_ id: Int64, _ db: Database) throws -> VectorClock? {
             if let known = contexts[id] { return known }
-            if contextStatement == nil { contextStatement = try LogIndex.contextStatement(db) }
-            let clock = try LogIndex.context(id, contextStatement!, db)
+            let clock = try LogIndex.context(id, db)
             // Kept while few: a long read meets thousands, each named by a run of ops read
             // together, so forgetting them all now and then costs a read of each again at most.
             if contexts.count >= 4096 { contexts.removeAll(keepingCapacity: true) }
