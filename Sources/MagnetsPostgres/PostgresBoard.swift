@@ -43,6 +43,10 @@ public final class PostgresBoard: Sendable {
     /// retired board tells no listener of anything: the board replacing it does.
     private let retired = Atomic<Bool>(false)
     public var isRetired: Bool { retired.load(ordering: .acquiring) }
+    /// What a request to a retired board fails with.
+    public var retiredError: PostgresStoreError {
+        .unavailable("the database at \(database.address.display) did not answer a request in time; try again")
+    }
     /// The last `n` of the log the cache holds.
     public var lastTaken: Int64 { taken.withLock { $0 } }
     /// Told of the ops the board takes (own writes and catch-ups alike), each once, in order.
@@ -86,10 +90,7 @@ public final class PostgresBoard: Sendable {
     private func usingDatabase<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        guard !isRetired else {
-            throw PostgresStoreError.unavailable(
-                "the database at \(database.address.display) did not answer a request in time; try again")
-        }
+        guard !isRetired else { throw retiredError }
         do {
             return try await database.withConnection(body)
         } catch PostgresStoreError.noAnswer(let why) {
@@ -203,14 +204,16 @@ enum OffThread {
 
 /// A lock for async code: `lock()` waits (without blocking a thread) until the holder calls
 /// `unlock()`; waiters get it first come, first served.
-final class AsyncLock: Sendable {
+public final class AsyncLock: Sendable {
     private struct State {
         var locked = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
 
-    func lock() async {
+    public init() {}
+
+    public func lock() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { state in
                 if state.locked {
@@ -224,7 +227,7 @@ final class AsyncLock: Sendable {
         }
     }
 
-    func unlock() {
+    public func unlock() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiters.isEmpty else {
                 state.locked = false

@@ -98,9 +98,11 @@ final class PostgresBoardHost: HostedBoard {
     private let retired = Mutex<[BoardFile]>([])
     /// A catch-up for the listeners is queued and has not started.
     private let catchUpQueued = Atomic<Bool>(false)
-    /// A new board is being made for a retired one: one at a time, so that the ops it streams
-    /// are streamed once.
-    private let replacing = Atomic<Bool>(false)
+    /// Held while a new board is made for a retired one: one at a time, so that the ops it
+    /// streams are streamed once, and a request that finds the board retired waits for it.
+    private let replacing = AsyncLock()
+    /// How many attempts at a new board for a retired one have ended (changed under `replacing`).
+    private let attempts = Mutex<Int>(0)
 
     /// Makes the board's first cache and catches it up, before anyone can listen to it.
     init(row: BoardDatabase.BoardRow, database: BoardDatabase, cacheFolder: String) async throws {
@@ -142,7 +144,7 @@ final class PostgresBoardHost: HostedBoard {
     var boardID: String { row.id }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
-        let board = self.board
+        let board = try await serving()
         do {
             return try await board.read(body)
         } catch {
@@ -152,35 +154,44 @@ final class PostgresBoardHost: HostedBoard {
     }
 
     func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
-        let board = self.board
+        let board: PostgresBoard
+        do { board = try await serving() } catch { return .failure(error) }
         let result = await board.write(item)
         if case .failure = result { await replaceIfRetired(board) }
         return result
     }
 
+    /// The board a request is served from: the current one, or, when that has retired, the
+    /// one replacing it, made now or by a request already making it. Without this wait, a
+    /// request coming while a new board was made would fail although the database is back.
+    /// When no new board could be made, the request fails at once (`unavailable`).
+    private func serving() async throws -> PostgresBoard {
+        let board = self.board
+        guard board.isRetired else { return board }
+        await replaceIfRetired(board)
+        let now = self.board
+        if now.isRetired { throw now.retiredError }
+        return now
+    }
+
     /// Serves the board from a new cache if `board` has retired and is still the current one.
-    /// When the new one cannot be made (the database is still away), the next request tries.
+    /// When the new one cannot be made (the database is still away), the board stays retired:
+    /// the requests that waited for that attempt do not try again, and the next request does.
     private func replaceIfRetired(_ board: PostgresBoard) async {
-        guard board.isRetired, self.board === board,
-            replacing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return }
-        defer { replacing.store(false, ordering: .releasing) }
+        guard board.isRetired else { return }
+        let tried = attempts.withLock { $0 }
+        await replacing.lock()
+        defer { replacing.unlock() }
+        guard self.board === board, attempts.withLock({ $0 }) == tried else { return }
+        defer { attempts.withLock { $0 += 1 } }
         guard let fresh = try? await Self.makeBoard(row, database, cacheFolder, events, replacing: board) else {
             return
         }
-        let replaced = current.withLock { current -> Bool in
-            guard current === board else { return false }
-            current = fresh
-            return true
-        }
-        if replaced {
-            retired.withLock { $0.append(board.cache) }
-            // A notification that came while the new board was made found the old one: take
-            // (and stream) what it told of.
-            try? await fresh.catchUp()
-        } else {
-            PostgresBoardStore.remove(fresh.cache)
-        }
+        current.withLock { $0 = fresh }
+        retired.withLock { $0.append(board.cache) }
+        // A notification that came while the new board was made found the old one: take (and
+        // stream) what it told of.
+        try? await fresh.catchUp()
     }
 
     /// Catches up once for any number of notifications that come before it starts.
@@ -189,7 +200,7 @@ final class PostgresBoardHost: HostedBoard {
         else { return }
         Task {
             catchUpQueued.store(false, ordering: .releasing)
-            let board = self.board
+            guard let board = try? await serving() else { return }
             do { try await board.catchUp() } catch { await replaceIfRetired(board) }
         }
     }
