@@ -22,11 +22,21 @@ struct TrialCluster {
         folder = work + "/pg"
         port = freeLoopbackPort()
         run(["init", folder])
+        Leftovers.started(self)
         start()
     }
 
     func start() { run(["start", folder, String(port)]) }
     func stop(_ mode: String) { run(["stop", folder, mode]) }
+
+    /// Stops it as a crash would, without failing the trial if that fails (the trial is ending).
+    func stopQuietly() {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Self.script, "stop", folder, "immediate"]
+        try? process.run()
+        process.waitUntilExit()
+    }
 
     /// Rows of `sql`, each its columns.
     func rows(_ sql: String) -> [[String]] {

@@ -36,6 +36,8 @@ func magnets(_ arguments: [String], in folder: String) -> Ran {
     process.standardOutput = out
     process.standardError = err
     do { try process.run() } catch { fatalError("cannot start \(magnetsBinary): \(error)") }
+    Leftovers.started(process.processIdentifier)
+    defer { Leftovers.ended(process.processIdentifier) }
     // Read both to their ends before waiting: a full pipe would stall the child.
     let errors = Mutex(Data())
     let errorDescriptor = err.fileHandleForReading.fileDescriptor
@@ -87,7 +89,42 @@ func must(_ arguments: [String], in folder: String) -> String {
 
 func fail(_ message: String) -> Never {
     print("FAILED: \(message) (the trial's files, the servers' log among them, are kept in \(work))")
+    Leftovers.end()
     exit(1)
+}
+
+/// What a trial started that must not outlive it, however the trial ends: its `magnets`
+/// processes (servers and clients) and its PostgreSQL cluster. A failed trial, or one stopped by SIGTERM or SIGINT
+/// (`timeout`, Ctrl-C), ends them; a trial that passes has stopped them itself.
+enum Leftovers {
+    private static let processes = Mutex<Set<Int32>>([])
+    private static let clusters = Mutex<[TrialCluster]>([])
+
+    static func started(_ pid: Int32) { processes.withLock { _ = $0.insert(pid) } }
+    static func ended(_ pid: Int32) { processes.withLock { _ = $0.remove(pid) } }
+    static func started(_ cluster: TrialCluster) { clusters.withLock { $0.append(cluster) } }
+
+    /// SIGKILLs the processes still running and stops the clusters (as a crash would).
+    static func end() {
+        for pid in processes.withLock({ $0 }) { kill(pid, SIGKILL) }
+        for cluster in clusters.withLock({ $0 }) { cluster.stopQuietly() }
+    }
+
+    /// From now on, SIGTERM and SIGINT end the leftovers, then the fuzzer (status 128 + signal),
+    /// for as long as the sources returned are kept.
+    static func endOnSignals() -> [any DispatchSourceSignal] {
+        [SIGTERM, SIGINT].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                print("magnets-fuzz: stopped by signal \(signalNumber); ending the trial's servers and database")
+                end()
+                exit(128 + signalNumber)
+            }
+            source.resume()
+            return source
+        }
+    }
 }
 
 /// A `magnets serve --open` process on loopback; restarted on the port it first got.
@@ -137,6 +174,7 @@ final class ServerProcess: Sendable {
                 let handle = out.fileHandleForReading  // kept open by the reader
                 Thread { _ = readToEnd(handle.fileDescriptor) }.start()
                 state.withLock { $0 = (process, got) }
+                Leftovers.started(process.processIdentifier)
                 return
             }
             process.waitUntilExit()
@@ -151,6 +189,7 @@ final class ServerProcess: Sendable {
         guard let process = state.withLock({ $0.process }) else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        Leftovers.ended(process.processIdentifier)
         state.withLock { $0.process = nil }
     }
 
@@ -159,6 +198,7 @@ final class ServerProcess: Sendable {
         guard let process = state.withLock({ $0.process }) else { return }
         process.terminate()
         process.waitUntilExit()
+        Leftovers.ended(process.processIdentifier)
         state.withLock { $0.process = nil }
     }
 

@@ -27,6 +27,7 @@ guard arguments.count >= 2, let count = Int(arguments[1]), trials.contains(argum
     print("usage: magnets-fuzz (\(trials.joined(separator: "|"))) COUNT [SEED]")
     exit(64)
 }
+let endingOnSignals = Leftovers.endOnSignals()
 let seed = arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1
 var rng = SeededRandom(seed: seed)
 let scratch = ProcessInfo.processInfo.environment["MAGNETS_FUZZ_DIR"] ?? FileManager.default.temporaryDirectory.path
