@@ -67,6 +67,30 @@ struct ClockTests {
         #expect(Validation.isAuthor(name) == valid)
     }
 
+    /// Replica ids compare by their bytes: a prefix first, then at the first byte that differs,
+    /// long and short (inline) strings alike.
+    @Test(
+        "replica order is bytewise",
+        arguments: [
+            ("a", "b", true), ("b", "a", false), ("a", "a", false), ("a", "ab", true), ("ab", "a", false),
+            ("", "a", true), ("a", "", false), ("a1", "a_1", true), ("z9", "za", true),
+            ("replica_with_a_long_name_00000001", "replica_with_a_long_name_00000002", true),
+            ("replica_with_a_long_name_0000000", "replica_with_a_long_name_00000001", true),
+            ("replica_with_a_long_name_00000010", "replica_with_a_long_name_0000001", false), ("é", "z", false),
+        ])
+    func replicaOrder(a: String, b: String, precedes: Bool) {
+        #expect(ReplicaOrder.precedes(a, b) == precedes)
+        #expect(ReplicaOrder.precedes(a, b) == a.utf8.lexicographicallyPrecedes(b.utf8))
+    }
+
+    @Test("a clock's entries come sorted bytewise by replica, and its text agrees")
+    func sortedEntries() {
+        let clock = VectorClock(["bob": 2, "alice": 3, "al": 1, "b_2": 5, "b2": 4])
+        #expect(clock.sortedEntries.map(\.replica) == ["al", "alice", "b2", "b_2", "bob"])
+        #expect(clock.sortedEntries.map(\.count) == [1, 3, 4, 5, 2])
+        #expect(clock.description == "al=1,alice=3,b2=4,b_2=5,bob=2")
+    }
+
     @Test("an op's clock is its context with its own entry = seq; replay order is (Lamport, replica bytewise)")
     func ordering() {
         let a = Operation(

@@ -85,25 +85,25 @@ public struct OpJSONWriter: ~Copyable {
         init(_ op: Operation) {
             context = op.context
             replica = op.id.replica
+            let others = op.context.sortedEntries.filter { $0.replica != op.id.replica }
+            let split = others.firstIndex { ReplicaOrder.precedes(op.id.replica, $0.replica) } ?? others.endIndex
             var text = JSONWriter()
             text.byte(UInt8(ascii: "{"))
-            var others = op.context
-            others[op.id.replica] = 0
-            for other in others.replicas where ReplicaOrder.precedes(other, op.id.replica) {
+            for (other, count) in others[..<split] {
                 text.string(other)
                 text.raw(": ")
-                text.int(others[other])
+                text.int(count)
                 text.raw(", ")
             }
             text.string(op.id.replica)
             text.raw(": ")
             before = text.bytes
             text.removeAll()
-            for other in others.replicas where ReplicaOrder.precedes(op.id.replica, other) {
+            for (other, count) in others[split...] {
                 text.raw(", ")
                 text.string(other)
                 text.raw(": ")
-                text.int(others[other])
+                text.int(count)
             }
             text.byte(UInt8(ascii: "}"))
             after = text.bytes

@@ -66,9 +66,14 @@ public struct MagnetID: Hashable, Codable, Sendable, Comparable, CustomStringCon
 
 /// Replica ids compare bytewise (they are ASCII, so this is also their character order).
 public enum ReplicaOrder {
-    @inline(__always)
     public static func precedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                for i in 0..<min(x.count, y.count) where x[i] != y[i] { return x[i] < y[i] }
+                return x.count < y.count
+            }
+        }
+        return (inPlace ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 }
 

@@ -21,6 +21,11 @@ public struct VectorClock: Hashable, Codable, Sendable, CustomStringConvertible 
     /// The replicas with at least one op, in bytewise order.
     public var replicas: [String] { entries.keys.sorted(by: ReplicaOrder.precedes) }
 
+    /// Each replica with at least one op and its count, in bytewise order of replica.
+    public var sortedEntries: [(replica: String, count: Int)] {
+        entries.map { (replica: $0.key, count: $0.value) }.sorted { ReplicaOrder.precedes($0.replica, $1.replica) }
+    }
+
     /// The total number of ops covered.
     public var total: Int { entries.values.reduce(0, +) }
 
