@@ -137,6 +137,10 @@ struct HonestErrorsTests: ScratchSuite {
         let create = magnets("init", "-b", disk + "/new.magnets", "--replica", "bob")
         #expect(create.status == 1 && create.firstErrorLine.contains("no space left"), "\(create.stderr)")
         #expect(scratch.names(in: disk) == ["a.magnets", "filler"])
+        // A bundle written onto the full disk: said so, and no part of it is left there.
+        let export = magnets("ops", "export", "-b", disk + "/a.magnets", "--out", disk + "/a.bundle")
+        #expect(export.status == 1 && export.firstErrorLine.contains("no space left"), "\(export.stderr)")
+        #expect(scratch.names(in: disk) == ["a.magnets", "filler"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: disk + "/a.magnets")) == bytes)
         // With room again, the same file takes the op: it was a good board all along.
         try FileManager.default.removeItem(atPath: disk + "/filler")

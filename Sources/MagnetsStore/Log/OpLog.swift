@@ -45,43 +45,85 @@ enum OpLog {
         if !stopped { _ = try flush() }
     }
 
-    /// The ops of the log that a log with version `other` lacks, in replay order. With
-    /// `otherLamports` (the other log's latest Lamport number per replica) only the tail of the
-    /// log that can hold them is read: every op of replica r after the other's latest has a
-    /// larger Lamport number.
+    /// The ops of the log that a log with version `other` lacks, in replay order (see
+    /// `forEach(missingFrom:otherLamports:_:index:_:)`).
     ///
     /// - Complexity: O(log n + ops read).
     static func ops(
         missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database,
         index: LogIndex
     ) throws -> [Operation] {
+        var result: [Operation] = []
+        result.reserveCapacity(index.version.entries.reduce(0) { $0 + max(0, $1.value - other[$1.key]) })
+        try forEach(missingFrom: other, otherLamports: otherLamports, db, index: index) { result.append($0) }
+        return result
+    }
+
+    /// Calls `body` with each op of the log that a log with version `other` lacks, in replay
+    /// order. With `otherLamports` (the other log's latest Lamport number per replica) only the
+    /// tail of the log that can hold them is read: every op of replica r after the other's
+    /// latest has a larger Lamport number. Streams, as `forEach(after:…)` does.
+    ///
+    /// - Complexity: O(log n + ops read).
+    static func forEach(
+        missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database, index: LogIndex,
+        _ body: (Operation) throws -> Void
+    ) throws {
+        var cache = OpRows.DecodeCache()
+        // Rows of one Lamport number come by local replica number: each such group is sorted.
+        var group: [Operation] = []
+        var groupLamport = -1
+        func flush() throws {
+            if group.count > 1 { group.sort(by: Operation.replaysBefore) }
+            for op in group { try body(op) }
+            group.removeAll(keepingCapacity: true)
+        }
+        try forEachRow(missingFrom: other, otherLamports: otherLamports, db, index: index, columns: OpRows.columns) {
+            key, row in
+            if key.lamport != groupLamport {
+                try flush()
+                groupLamport = key.lamport
+            }
+            group.append(try OpRows.decode(row, index: index, cache: &cache, db))
+        }
+        try flush()
+    }
+
+    /// How many ops of the log a log with version `other` lacks: those `forEach(missingFrom:…)`
+    /// gives, counted without reading them.
+    static func count(
+        missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database, index: LogIndex
+    ) throws -> Int {
+        var count = 0
+        try forEachRow(missingFrom: other, otherLamports: otherLamports, db, index: index, columns: "id, seq") { _, _ in
+            count += 1
+        }
+        return count
+    }
+
+    /// The rows (`columns`, starting with `id, seq`) of the ops a log with version `other` lacks,
+    /// in key order.
+    private static func forEachRow(
+        missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database, index: LogIndex,
+        columns: String, _ body: (OpKey, StatementRow) throws -> Void
+    ) throws {
         var wanted: [Int64: Int] = [:]  // local replica number → the other's count
         var from = Int.max
-        var total = 0
         for (name, count) in index.version.entries where count > other[name] {
             guard let replica = index.replicaIDs[name] else { continue }
             wanted[replica] = other[name]
             from = min(from, (otherLamports?[name] ?? 0) + 1)
-            total += count - other[name]
         }
-        guard !wanted.isEmpty else { return [] }
+        guard !wanted.isEmpty else { return }
         if otherLamports == nil { from = 0 }
-        var result: [Operation] = []
-        result.reserveCapacity(total)
-        let statement = try FastStatement(db, "SELECT \(OpRows.columns) FROM op WHERE id >= ? ORDER BY id")
+        let statement = try FastStatement(db, "SELECT \(columns) FROM op WHERE id >= ? ORDER BY id")
         statement.bind(1, OpKey(lamport: from, replica: 0).rawValue)
-        var cache = OpRows.DecodeCache()
         try statement.forEachRow(db) { row in
             let key = OpKey(try row.integer(0))
             guard let known = wanted[key.replica], try row.integer(1) > known else { return true }
-            result.append(try OpRows.decode(row, index: index, cache: &cache, db))
+            try body(key, row)
             return true
         }
-        // Rows of one Lamport number come by local replica number.
-        if !result.indices.dropFirst().allSatisfy({ Operation.replaysBefore(result[$0 - 1], result[$0]) }) {
-            result.sort(by: Operation.replaysBefore)
-        }
-        return result
     }
 
     /// The op with this id, if the log holds it: its key follows from its run.

@@ -107,53 +107,82 @@ public enum OpBundle {
             }
         }
 
-        /// Writes `data` there: a file by a temporary one renamed into place, anything else directly.
-        func write(_ data: Data) throws {
+        /// Opens it for writing: a file as a temporary one beside it, renamed into place by
+        /// `Sink.finish`; anything else directly.
+        func open() throws -> Sink {
             switch self {
             case .standardOutput:
-                try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output")
+                return Sink(fd: STDOUT_FILENO, name: "standard output")
             case .device(let path):
                 let fd = Foundation.open(path, O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else {
-                    throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
-                }
-                defer { _ = Foundation.close(fd) }
-                try Self.writeAll(data, to: fd, name: path)
+                guard fd >= 0 else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                return Sink(fd: fd, name: path, closes: true)
             case .file(let path):
                 let url = URL(fileURLWithPath: path)
-                let tmp = url.deletingLastPathComponent().appendingPathComponent(
-                    ".\(url.lastPathComponent).\(getpid()).tmp")
-                do {
-                    try data.write(to: tmp)
-                    if rename(tmp.path, path) != 0 {
-                        throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
-                    }
-                } catch let error as StoreError {
-                    unlink(tmp.path)
-                    throw error
-                } catch {
-                    unlink(tmp.path)
-                    if BoardFile.isOutOfSpace(path) { throw StoreError.diskFull(path) }
-                    if let why = BoardFile.writeProblem(path, needsNewFiles: true) {
-                        throw StoreError.failed("cannot write \(path): \(why)")
-                    }
-                    throw StoreError.failed("cannot write \(path): \(error.localizedDescription)")
+                let temporary = url.deletingLastPathComponent().appendingPathComponent(
+                    ".\(url.lastPathComponent).\(getpid()).tmp"
+                ).path
+                let fd = Foundation.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+                guard fd >= 0 else {
+                    let why = BoardFile.writeProblem(path, needsNewFiles: true) ?? String(cString: strerror(errno))
+                    throw StoreError.failed("cannot write \(path): \(why)")
                 }
+                return Sink(fd: fd, name: path, closes: true, renaming: temporary)
+            }
+        }
+    }
+
+    /// A bundle being written: its bytes go out as they come, so it is never held whole. A file
+    /// appears (under its name, whole) only at `finish`; `abandon` leaves nothing behind.
+    final class Sink {
+        let fd: Int32
+        /// The destination, as errors name it.
+        let name: String
+        let closes: Bool
+        /// The temporary file renamed to `name` at `finish`.
+        let temporary: String?
+
+        init(fd: Int32, name: String, closes: Bool = false, renaming temporary: String? = nil) {
+            self.fd = fd
+            self.name = name
+            self.closes = closes
+            self.temporary = temporary
+        }
+
+        func write(_ bytes: UnsafeBufferPointer<UInt8>) throws {
+            var offset = 0
+            while offset < bytes.count {
+                let n = Foundation.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    if errno == ENOSPC || (temporary != nil && BoardFile.isOutOfSpace(name)) {
+                        throw StoreError.diskFull(name)
+                    }
+                    throw StoreError.failed("cannot write \(name): \(String(cString: strerror(errno)))")
+                }
+                offset += n
             }
         }
 
-        static func writeAll(_ data: Data, to fd: Int32, name: String) throws {
-            try data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if n < 0 && errno == EINTR { continue }
-                    guard n > 0 else {
-                        throw StoreError.failed("cannot write \(name): \(String(cString: strerror(errno)))")
-                    }
-                    offset += n
-                }
+        /// Ends the writing: a file is closed and renamed into place.
+        func finish() throws {
+            if closes, Foundation.close(fd) != 0, let temporary {
+                let full = errno == ENOSPC
+                let why = String(cString: strerror(errno))
+                unlink(temporary)
+                throw full ? StoreError.diskFull(name) : StoreError.failed("cannot write \(name): \(why)")
             }
+            if let temporary, rename(temporary, name) != 0 {
+                let why = String(cString: strerror(errno))
+                unlink(temporary)
+                throw StoreError.failed("cannot write \(name): \(why)")
+            }
+        }
+
+        /// Ends the writing after a failure: a file's temporary one is removed.
+        func abandon() {
+            if closes { _ = Foundation.close(fd) }
+            if let temporary { unlink(temporary) }
         }
     }
 
@@ -311,12 +340,32 @@ extension BoardFile {
     @discardableResult
     public func exportOps(to path: String, since: VectorClock? = nil) throws -> Int {
         let destination = try OpBundle.Destination(path)
-        let (header, ops) = try opsForExport(since: since)
-        var out = OpJSONWriter()
-        out.json.raw(header + "\n")
-        for op in ops { OpBundle.writeLine(op, to: &out) }
-        try destination.write(out.json.withBytes { Data($0) })
-        return ops.count
+        return try read { db in
+            let wanted = try exportSelection(since: since, db)
+            // The header's count comes first: the ops are counted before they are read.
+            let count = try OpLog.count(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index)
+            let sink = try destination.open()
+            do {
+                var out = OpJSONWriter()
+                out.json.raw(OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: count))
+                out.json.byte(UInt8(ascii: "\n"))
+                var written = 0
+                try OpLog.forEach(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index) { op in
+                    OpBundle.writeLine(op, to: &out)
+                    written += 1
+                    if out.json.count >= 1 << 20 {
+                        try out.json.withBytes { try sink.write($0) }
+                        out.json.removeAll()
+                    }
+                }
+                try out.json.withBytes { try sink.write($0) }
+                try sink.finish()
+                return written
+            } catch {
+                sink.abandon()
+                throw error
+            }
+        }
     }
 
     /// What `exportOps(to:since:)` writes, for a writer that streams it out: the header line
@@ -326,23 +375,31 @@ extension BoardFile {
     /// - Complexity: O(k) for k ops, read by key range.
     public func opsForExport(since: VectorClock? = nil) throws -> (header: String, ops: [MagnetsCore.Operation]) {
         try read { db in
-            let index = try LogIndex.load(db)
-            let held = since ?? VectorClock()
-            // Only the log from the first op wanted on is read: for each replica the first op
-            // `since` lacks bounds where its ops lie in the replay order (each has a larger
-            // Lamport number than the one before it), so a pull of the latest ops reads the latest.
-            var bounds: [String: Int] = [:]
-            for (name, count) in index.version.entries where count > held[name] {
-                guard let first = try index.lamport(of: OpID(replica: name, seq: held[name] + 1), db) else {
-                    bounds = [:]  // (a damaged run: read it all, as `OpLog.ops` does without bounds)
-                    break
-                }
-                bounds[name] = first - 1
-            }
-            let ops = try OpLog.ops(
-                missingFrom: held, otherLamports: bounds.isEmpty ? nil : bounds, db, index: index)
-            return (OpBundle.headerLine(board: boardID, clock: index.version, since: since, count: ops.count), ops)
+            let wanted = try exportSelection(since: since, db)
+            let ops = try OpLog.ops(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index)
+            return (OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: ops.count), ops)
         }
+    }
+
+    /// The ops a bundle cut `since` a clock holds: everything the log has that the clock does not
+    /// cover, and where in the log they can lie.
+    private func exportSelection(since: VectorClock?, _ db: Database) throws -> (
+        index: LogIndex, held: VectorClock, bounds: [String: Int]?
+    ) {
+        let index = try LogIndex.load(db)
+        let held = since ?? VectorClock()
+        // Only the log from the first op wanted on is read: for each replica the first op
+        // `since` lacks bounds where its ops lie in the replay order (each has a larger
+        // Lamport number than the one before it), so a pull of the latest ops reads the latest.
+        var bounds: [String: Int] = [:]
+        for (name, count) in index.version.entries where count > held[name] {
+            guard let first = try index.lamport(of: OpID(replica: name, seq: held[name] + 1), db) else {
+                bounds = [:]  // (a damaged run: read it all, as `OpLog.ops` does without bounds)
+                break
+            }
+            bounds[name] = first - 1
+        }
+        return (index, held, bounds.isEmpty ? nil : bounds)
     }
 
     /// Applies a bundle read from a file, all or nothing (see `importOps(bundle:name:)`).
