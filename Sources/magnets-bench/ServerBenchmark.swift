@@ -187,6 +187,92 @@ enum ServerBenchmark {
         }
         ceiling.stop()
         print("  ceiling    \(result.line) (a route that only answers, same requests)")
+        try syncingClients(clients: clients, perClient: perClient, requests: requests[0], pristine: pristine, scratch: scratch)
+    }
+
+    /// (b′) The same clients on one board, each syncing both ways as `magnets sync` does: it pulls
+    /// what it lacks (`GET …/ops?since=`), then sends one move made after all it has seen (its
+    /// clock the whole board it pulled). Every op then has a context of its own, as on a real
+    /// shared board, and the board's log grows by `clients × perClient` of them. Latency is the
+    /// whole sync, the pull and the POST; ops/s counts acknowledged POSTs.
+    static func syncingClients(
+        clients: Int, perClient: Int, requests: (board: String, ops: [[MagnetsCore.Operation]]), pristine: String,
+        scratch: String
+    ) throws {
+        let folder = scratch + "/syncing"
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.copyItem(atPath: pristine, toPath: folder)
+        let served = try Served(folder: folder)
+        let board = served.url + "/boards/b0"
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        defer { try? http.syncShutdown() }
+        let tally = Tally()
+        let started = DispatchTime.now().uptimeNanoseconds
+        try blocking {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        let replica = "c\(client)"
+                        var known = VectorClock()
+                        var lamport = 0
+                        var mine: [Double] = []
+                        for n in 0..<perClient {
+                            let t0 = DispatchTime.now().uptimeNanoseconds
+                            let since = known.replicas.map { "\($0)=\(known[$0])" }.joined(separator: ",")
+                            let get = HTTPClientRequest(
+                                url: board + "/ops" + (since.isEmpty ? "" : "?since=" + since.replacingOccurrences(of: ",", with: "%2C")))
+                            let answer = try await http.execute(get, timeout: .seconds(60))
+                            let body = try await answer.body.collect(upTo: 1 << 30)
+                            guard answer.status == .ok else {
+                                tally.failures.add(1, ordering: .relaxed)
+                                continue
+                            }
+                            let (header, ops) = try OpBundle.parse(Array(buffer: body))
+                            tally.pulled.add(ops.count, ordering: .relaxed)
+                            known = known.merged(with: header.clock)
+                            lamport = max(lamport, ops.map(\.lamport).max() ?? 0)
+                            var context = known
+                            context[replica] = 0
+                            let op = MagnetsCore.Operation(
+                                id: OpID(replica: replica, seq: n + 1), lamport: lamport + 1, context: context,
+                                author: replica, time: 1_795_000_000_000 + Int64(n),
+                                payload: requests.ops[client][n].payload)
+                            var post = HTTPClientRequest(url: board + "/ops")
+                            post.method = .POST
+                            post.body = .bytes(
+                                ByteBuffer(
+                                    data: OpBundle.encode(board: requests.board, clock: clockAfter(op), since: nil, ops: [op])))
+                            let response = try await http.execute(post, timeout: .seconds(60))
+                            _ = try await response.body.collect(upTo: 1 << 20)
+                            mine.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+                            if response.status == .ok {
+                                lamport = op.lamport
+                                known[replica] = n + 1
+                            } else {
+                                tally.failures.add(1, ordering: .relaxed)
+                            }
+                        }
+                        tally.latencies.withLock { $0 += mine.dropFirst() }
+                        tally.firsts.withLock { $0 += mine.prefix(1) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        served.stop()
+        let sorted = tally.latencies.withLock { $0 }.sorted()
+        let firsts = tally.firsts.withLock { $0 }
+        let failed = tally.failures.load(ordering: .relaxed)
+        let result = LoadResult(
+            opsPerSecond: Double(sorted.count + firsts.count - failed) / seconds, p50: sorted[sorted.count / 2],
+            p99: sorted[min(sorted.count - 1, sorted.count * 99 / 100)], firstMax: firsts.max() ?? 0, failures: failed)
+        print("server (b′): the same \(clients) clients on one board, each pulling what it lacks before every move it sends")
+        print(
+            "  one board  \(result.line); \(tally.pulled.load(ordering: .relaxed) / max(1, clients * perClient)) ops pulled per sync on average"
+        )
     }
 
     /// `clients` boards `b0.magnets`… in `folder`, each with an unlimited tray and `clients`
@@ -290,6 +376,8 @@ enum ServerBenchmark {
         let latencies = Mutex<[Double]>([])
         let firsts = Mutex<[Double]>([])
         let failures = Atomic<Int>(0)
+        /// Ops the clients pulled (b′).
+        let pulled = Atomic<Int>(0)
     }
 
     /// Runs async work from synchronous code and waits for it.
