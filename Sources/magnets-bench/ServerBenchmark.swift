@@ -187,7 +187,8 @@ enum ServerBenchmark {
         }
         ceiling.stop()
         print("  ceiling    \(result.line) (a route that only answers, same requests)")
-        try syncingClients(clients: clients, perClient: perClient, requests: requests[0], pristine: pristine, scratch: scratch)
+        try syncingClients(
+            clients: clients, perClient: perClient, requests: requests[0], pristine: pristine, scratch: scratch)
     }
 
     /// (b′) The same clients on one board, each syncing both ways as `magnets sync` does: it pulls
@@ -222,7 +223,9 @@ enum ServerBenchmark {
                             let t0 = DispatchTime.now().uptimeNanoseconds
                             let since = known.replicas.map { "\($0)=\(known[$0])" }.joined(separator: ",")
                             let get = HTTPClientRequest(
-                                url: board + "/ops" + (since.isEmpty ? "" : "?since=" + since.replacingOccurrences(of: ",", with: "%2C")))
+                                url: board + "/ops"
+                                    + (since.isEmpty
+                                        ? "" : "?since=" + since.replacingOccurrences(of: ",", with: "%2C")))
                             let answer = try await http.execute(get, timeout: .seconds(60))
                             let body = try await answer.body.collect(upTo: 1 << 30)
                             guard answer.status == .ok else {
@@ -243,7 +246,8 @@ enum ServerBenchmark {
                             post.method = .POST
                             post.body = .bytes(
                                 ByteBuffer(
-                                    data: OpBundle.encode(board: requests.board, clock: clockAfter(op), since: nil, ops: [op])))
+                                    data: OpBundle.encode(
+                                        board: requests.board, clock: clockAfter(op), since: nil, ops: [op])))
                             let response = try await http.execute(post, timeout: .seconds(60))
                             _ = try await response.body.collect(upTo: 1 << 20)
                             mine.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
@@ -269,7 +273,9 @@ enum ServerBenchmark {
         let result = LoadResult(
             opsPerSecond: Double(sorted.count + firsts.count - failed) / seconds, p50: sorted[sorted.count / 2],
             p99: sorted[min(sorted.count - 1, sorted.count * 99 / 100)], firstMax: firsts.max() ?? 0, failures: failed)
-        print("server (b′): the same \(clients) clients on one board, each pulling what it lacks before every move it sends")
+        print(
+            "server (b′): the same \(clients) clients on one board, each pulling what it lacks before every move it sends"
+        )
         print(
             "  one board  \(result.line); \(tally.pulled.load(ordering: .relaxed) / max(1, clients * perClient)) ops pulled per sync on average"
         )

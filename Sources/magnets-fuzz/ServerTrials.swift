@@ -94,8 +94,8 @@ func fail(_ message: String) -> Never {
 }
 
 /// What a trial started that must not outlive it, however the trial ends: its `magnets`
-/// processes (servers and clients) and its PostgreSQL cluster. A failed trial, or one stopped by SIGTERM or SIGINT
-/// (`timeout`, Ctrl-C), ends them; a trial that passes has stopped them itself.
+/// processes (servers and clients) and its PostgreSQL cluster. A failed trial, or one stopped
+/// by SIGTERM or SIGINT (`timeout`, Ctrl-C), ends them; a trial that passes stopped them itself.
 enum Leftovers {
     private static let processes = Mutex<Set<Int32>>([])
     private static let clusters = Mutex<[TrialCluster]>([])

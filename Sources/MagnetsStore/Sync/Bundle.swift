@@ -115,7 +115,9 @@ public enum OpBundle {
                 return Sink(fd: STDOUT_FILENO, name: "standard output")
             case .device(let path):
                 let fd = Foundation.open(path, O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))") }
+                guard fd >= 0 else {
+                    throw StoreError.failed("cannot write \(path): \(String(cString: strerror(errno)))")
+                }
                 return Sink(fd: fd, name: path, closes: true)
             case .file(let path):
                 let url = URL(fileURLWithPath: path)
@@ -347,10 +349,12 @@ extension BoardFile {
             let sink = try destination.open()
             do {
                 var out = OpJSONWriter()
-                out.json.raw(OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: count))
+                out.json.raw(
+                    OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: count))
                 out.json.byte(UInt8(ascii: "\n"))
                 var written = 0
-                try OpLog.forEach(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index) { op in
+                try OpLog.forEach(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index) {
+                    op in
                     OpBundle.writeLine(op, to: &out)
                     written += 1
                     if out.json.count >= 1 << 20 {
@@ -377,15 +381,21 @@ extension BoardFile {
         try read { db in
             let wanted = try exportSelection(since: since, db)
             let ops = try OpLog.ops(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index)
-            return (OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: ops.count), ops)
+            return (
+                OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: ops.count), ops
+            )
         }
     }
 
-    /// The ops a bundle cut `since` a clock holds: everything the log has that the clock does not
-    /// cover, and where in the log they can lie.
-    private func exportSelection(since: VectorClock?, _ db: Database) throws -> (
-        index: LogIndex, held: VectorClock, bounds: [String: Int]?
-    ) {
+    /// The ops a bundle cut from a clock holds: everything the log has that the clock (`held`)
+    /// does not cover; `bounds`, when known, says where in the log they can lie.
+    private struct ExportSelection {
+        var index: LogIndex
+        var held: VectorClock
+        var bounds: [String: Int]?
+    }
+
+    private func exportSelection(since: VectorClock?, _ db: Database) throws -> ExportSelection {
         let index = try LogIndex.load(db)
         let held = since ?? VectorClock()
         // Only the log from the first op wanted on is read: for each replica the first op
@@ -399,7 +409,7 @@ extension BoardFile {
             }
             bounds[name] = first - 1
         }
-        return (index, held, bounds.isEmpty ? nil : bounds)
+        return ExportSelection(index: index, held: held, bounds: bounds.isEmpty ? nil : bounds)
     }
 
     /// Applies a bundle read from a file, all or nothing (see `importOps(bundle:name:)`).
