@@ -13,9 +13,11 @@ struct OpsRoutes {
         group.post("ops") { request, context in try await importBundle(request, context) }
     }
 
-    /// The bundle `ops export --since CLOCK` writes, byte for byte. The ops are read in one
-    /// snapshot on the board's queue; their lines are written out as the client takes them, a
-    /// piece at a time, so the bundle's text is never held whole.
+    /// The bundle `ops export --since CLOCK` writes, byte for byte. The ops are read a part at a
+    /// time (`BoardFile.exportPart`), each part a turn of its own on the board's queue, and their
+    /// lines written out as the client takes them: neither the bundle's ops nor its text are
+    /// held whole, and a slow client holds no turn. A part that cannot be read ends the answer
+    /// short of its header's count, which the client refuses.
     func export(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
         let board = try context.requireBoard()
         var since: VectorClock?
@@ -25,17 +27,25 @@ struct OpsRoutes {
             }
             since = clock
         }
-        let (header, ops) = try await board.read { [since] in try $0.opsForExport(since: since) }
+        let first = try await board.read { [since] in try $0.beginExport(since: since) }
         return Response(
             status: .ok, headers: [.contentType: "application/x-ndjson; charset=utf-8"],
             body: ResponseBody { writer in
-                try await writer.write(ByteBuffer(string: header + "\n"))
+                try await writer.write(ByteBuffer(string: first.header + "\n"))
+                var parts = first
                 var out = OpJSONWriter()
-                for op in ops {
-                    OpBundle.writeLine(op, to: &out)
-                    if out.json.count >= ByteStream.chunkSize {
-                        try await writer.write(out.json.withBytes { ByteBuffer(bytes: $0) })
-                        out.json.removeAll()
+                while parts.next != nil {
+                    let (ops, read) = try await board.read { [parts] file in
+                        var parts = parts
+                        return (try file.exportPart(&parts), parts)
+                    }
+                    parts = read
+                    for op in ops {
+                        OpBundle.writeLine(op, to: &out)
+                        if out.json.count >= ByteStream.chunkSize {
+                            try await writer.write(out.json.withBytes { ByteBuffer(bytes: $0) })
+                            out.json.removeAll()
+                        }
                     }
                 }
                 if out.json.count > 0 { try await writer.write(out.json.withBytes { ByteBuffer(bytes: $0) }) }

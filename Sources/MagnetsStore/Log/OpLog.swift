@@ -64,29 +64,47 @@ enum OpLog {
     /// tail of the log that can hold them is read: every op of replica r after the other's
     /// latest has a larger Lamport number. Streams, as `forEach(after:…)` does.
     ///
+    /// For a reader that takes them a part at a time: `within` leaves out the ops it does not
+    /// cover (those written after the part's first), `from` starts at that Lamport number, and
+    /// after `limit` ops the reading stops at the end of a Lamport number, returning the next
+    /// one to start from (nil when the log has been read to its end).
+    ///
     /// - Complexity: O(log n + ops read).
+    @discardableResult
     static func forEach(
-        missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database, index: LogIndex,
+        missingFrom other: VectorClock, otherLamports: [String: Int]?, within bound: VectorClock? = nil,
+        from start: Int = 0, limit: Int = .max, _ db: Database, index: LogIndex,
         _ body: (Operation) throws -> Void
-    ) throws {
+    ) throws -> Int? {
         var cache = OpRows.DecodeCache()
         // Rows of one Lamport number come by local replica number: each such group is sorted.
         var group: [Operation] = []
         var groupLamport = -1
+        var given = 0
+        var next: Int?
         func flush() throws {
             if group.count > 1 { group.sort(by: Operation.replaysBefore) }
             for op in group { try body(op) }
+            given += group.count
             group.removeAll(keepingCapacity: true)
         }
-        try forEachRow(missingFrom: other, otherLamports: otherLamports, db, index: index, columns: OpRows.columns) {
-            key, row in
+        try forEachRow(
+            missingFrom: other, otherLamports: otherLamports, within: bound, from: start, db, index: index,
+            columns: OpRows.columns
+        ) { key, row in
             if key.lamport != groupLamport {
                 try flush()
+                if given >= limit {
+                    next = key.lamport
+                    return false
+                }
                 groupLamport = key.lamport
             }
             group.append(try OpRows.decode(row, index: index, cache: &cache, db))
+            return true
         }
         try flush()
+        return next
     }
 
     /// How many ops of the log a log with version `other` lacks: those `forEach(missingFrom:…)`
@@ -97,32 +115,35 @@ enum OpLog {
         var count = 0
         try forEachRow(missingFrom: other, otherLamports: otherLamports, db, index: index, columns: "id, seq") { _, _ in
             count += 1
+            return true
         }
         return count
     }
 
-    /// The rows (`columns`, starting with `id, seq`) of the ops a log with version `other` lacks,
-    /// in key order.
+    /// The rows (`columns`, starting with `id, seq`) of the ops a log with version `other` lacks
+    /// (and `bound` covers), in key order, from Lamport number `start` on, until `body` returns
+    /// false.
     private static func forEachRow(
-        missingFrom other: VectorClock, otherLamports: [String: Int]?, _ db: Database, index: LogIndex,
-        columns: String, _ body: (OpKey, StatementRow) throws -> Void
+        missingFrom other: VectorClock, otherLamports: [String: Int]?, within bound: VectorClock? = nil,
+        from start: Int = 0, _ db: Database, index: LogIndex, columns: String,
+        _ body: (OpKey, StatementRow) throws -> Bool
     ) throws {
-        var wanted: [Int64: Int] = [:]  // local replica number → the other's count
+        var wanted: [Int64: ClosedRange<Int>] = [:]  // local replica number → the seqs wanted
         var from = Int.max
-        for (name, count) in index.version.entries where count > other[name] {
-            guard let replica = index.replicaIDs[name] else { continue }
-            wanted[replica] = other[name]
+        for (name, count) in index.version.entries {
+            let last = min(count, bound.map { $0[name] } ?? count)
+            guard last > other[name], let replica = index.replicaIDs[name] else { continue }
+            wanted[replica] = (other[name] + 1)...last
             from = min(from, (otherLamports?[name] ?? 0) + 1)
         }
         guard !wanted.isEmpty else { return }
         if otherLamports == nil { from = 0 }
         let statement = try FastStatement(db, "SELECT \(columns) FROM op WHERE id >= ? ORDER BY id")
-        statement.bind(1, OpKey(lamport: from, replica: 0).rawValue)
+        statement.bind(1, OpKey(lamport: max(from, start), replica: 0).rawValue)
         try statement.forEachRow(db) { row in
             let key = OpKey(try row.integer(0))
-            guard let known = wanted[key.replica], try row.integer(1) > known else { return true }
-            try body(key, row)
-            return true
+            guard let seqs = wanted[key.replica], seqs.contains(Int(try row.integer(1))) else { return true }
+            return try body(key, row)
         }
     }
 

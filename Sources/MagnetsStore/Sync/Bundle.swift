@@ -387,6 +387,51 @@ extension BoardFile {
         }
     }
 
+    /// A bundle read a part at a time (`exportPart`), each part in a read of its own, so that
+    /// neither its ops nor the file's turn are held while it is sent: the ops of the log when
+    /// `beginExport` was called that `since` lacks, in replay order, the same ones
+    /// `opsForExport` gives. (Ops written meanwhile are left out; an op taken out meanwhile, by
+    /// a repair, leaves the bundle short of its count, which its reader refuses.)
+    public struct ExportParts: Sendable {
+        /// The header line, without its line break.
+        public let header: String
+        /// How many ops the bundle holds.
+        public let count: Int
+        let held: VectorClock
+        let bound: VectorClock
+        let bounds: [String: Int]?
+        /// The Lamport number the next part starts at; nil once every part has been read.
+        public fileprivate(set) var next: Int?
+    }
+
+    /// Starts a bundle to be read a part at a time: its header, its count, where it starts.
+    public func beginExport(since: VectorClock? = nil) throws -> ExportParts {
+        try read { db in
+            let wanted = try exportSelection(since: since, db)
+            let count = try OpLog.count(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index)
+            return ExportParts(
+                header: OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: count),
+                count: count, held: wanted.held, bound: wanted.index.version, bounds: wanted.bounds,
+                next: count > 0 ? 0 : nil)
+        }
+    }
+
+    /// The next part of `parts`: about `maxOps` ops (a Lamport number's ops are never split),
+    /// none once `parts.next` is nil.
+    public func exportPart(_ parts: inout ExportParts, maxOps: Int = 10_000) throws -> [MagnetsCore.Operation] {
+        guard let start = parts.next else { return [] }
+        let (ops, next) = try read { [parts] db in
+            var ops: [MagnetsCore.Operation] = []
+            let next = try OpLog.forEach(
+                missingFrom: parts.held, otherLamports: parts.bounds, within: parts.bound, from: start,
+                limit: maxOps, db, index: try LogIndex.load(db)
+            ) { ops.append($0) }
+            return (ops, next)
+        }
+        parts.next = next
+        return ops
+    }
+
     /// The ops a bundle cut from a clock holds: everything the log has that the clock (`held`)
     /// does not cover; `bounds`, when known, says where in the log they can lie.
     private struct ExportSelection {
