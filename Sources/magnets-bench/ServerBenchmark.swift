@@ -205,74 +205,48 @@ enum ServerBenchmark {
         try FileManager.default.copyItem(atPath: pristine, toPath: folder)
         let served = try Served(folder: folder)
         let board = served.url + "/boards/b0"
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        defer { try? http.syncShutdown() }
         let tally = Tally()
-        let started = DispatchTime.now().uptimeNanoseconds
-        try blocking {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for client in 0..<clients {
-                    group.addTask {
-                        let replica = "c\(client)"
-                        var known = VectorClock()
-                        var lamport = 0
-                        var mine: [Double] = []
-                        for n in 0..<perClient {
-                            let t0 = DispatchTime.now().uptimeNanoseconds
-                            let since = known.replicas.map { "\($0)=\(known[$0])" }.joined(separator: ",")
-                            let get = HTTPClientRequest(
-                                url: board + "/ops"
-                                    + (since.isEmpty
-                                        ? "" : "?since=" + since.replacingOccurrences(of: ",", with: "%2C")))
-                            let answer = try await http.execute(get, timeout: .seconds(60))
-                            let body = try await answer.body.collect(upTo: 1 << 30)
-                            guard answer.status == .ok else {
-                                tally.failures.add(1, ordering: .relaxed)
-                                continue
-                            }
-                            let (header, ops) = try OpBundle.parse(Array(buffer: body))
-                            tally.pulled.add(ops.count, ordering: .relaxed)
-                            known = known.merged(with: header.clock)
-                            lamport = max(lamport, ops.map(\.lamport).max() ?? 0)
-                            var context = known
-                            context[replica] = 0
-                            let op = MagnetsCore.Operation(
-                                id: OpID(replica: replica, seq: n + 1), lamport: lamport + 1, context: context,
-                                author: replica, time: 1_795_000_000_000 + Int64(n),
-                                payload: requests.ops[client][n].payload)
-                            var post = HTTPClientRequest(url: board + "/ops")
-                            post.method = .POST
-                            post.body = .bytes(
-                                ByteBuffer(
-                                    data: OpBundle.encode(
-                                        board: requests.board, clock: clockAfter(op), since: nil, ops: [op])))
-                            let response = try await http.execute(post, timeout: .seconds(60))
-                            _ = try await response.body.collect(upTo: 1 << 20)
-                            mine.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
-                            if response.status == .ok {
-                                lamport = op.lamport
-                                known[replica] = n + 1
-                            } else {
-                                tally.failures.add(1, ordering: .relaxed)
-                            }
-                        }
-                        tally.latencies.withLock { $0 += mine.dropFirst() }
-                        tally.firsts.withLock { $0 += mine.prefix(1) }
-                    }
+        let result = try load(clients: clients, tally: tally) { http, client in
+            let replica = "c\(client)"
+            var known = VectorClock()
+            var lamport = 0
+            var mine: [Double] = []
+            for n in 0..<perClient {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                let since = known.replicas.map { "\($0)=\(known[$0])" }.joined(separator: "%2C")
+                let get = HTTPClientRequest(url: board + "/ops" + (since.isEmpty ? "" : "?since=" + since))
+                let answer = try await http.execute(get, timeout: .seconds(60))
+                let body = try await answer.body.collect(upTo: 1 << 30)
+                guard answer.status == .ok else {
+                    tally.failures.add(1, ordering: .relaxed)
+                    continue
                 }
-                try await group.waitForAll()
+                let (header, ops) = try OpBundle.parse(Array(buffer: body))
+                tally.pulled.add(ops.count, ordering: .relaxed)
+                known = known.merged(with: header.clock)
+                lamport = max(lamport, ops.map(\.lamport).max() ?? 0)
+                var context = known
+                context[replica] = 0
+                let op = MagnetsCore.Operation(
+                    id: OpID(replica: replica, seq: n + 1), lamport: lamport + 1, context: context, author: replica,
+                    time: 1_795_000_000_000 + Int64(n), payload: requests.ops[client][n].payload)
+                var post = HTTPClientRequest(url: board + "/ops")
+                post.method = .POST
+                let bundle = OpBundle.encode(board: requests.board, clock: clockAfter(op), since: nil, ops: [op])
+                post.body = .bytes(ByteBuffer(data: bundle))
+                let response = try await http.execute(post, timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                mine.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+                if response.status == .ok {
+                    lamport = op.lamport
+                    known[replica] = n + 1
+                } else {
+                    tally.failures.add(1, ordering: .relaxed)
+                }
             }
+            return mine
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         served.stop()
-        let sorted = tally.latencies.withLock { $0 }.sorted()
-        let firsts = tally.firsts.withLock { $0 }
-        let failed = tally.failures.load(ordering: .relaxed)
-        let result = LoadResult(
-            opsPerSecond: Double(sorted.count + firsts.count - failed) / seconds, p50: sorted[sorted.count / 2],
-            p99: sorted[min(sorted.count - 1, sorted.count * 99 / 100)], firstMax: firsts.max() ?? 0, failures: failed)
         print(
             "server (b′): the same \(clients) clients on one board, each pulling what it lacks before every move it sends"
         )
@@ -339,28 +313,39 @@ enum ServerBenchmark {
     static func load(
         clients: Int, perClient: Int, request: @escaping @Sendable (Int, Int) -> (String, Data)
     ) throws -> LoadResult {
+        let tally = Tally()
+        return try load(clients: clients, tally: tally) { http, client in
+            var mine: [Double] = []
+            for n in 0..<perClient {
+                let (url, body) = request(client, n)
+                var post = HTTPClientRequest(url: url)
+                post.method = .POST
+                post.body = .bytes(ByteBuffer(data: body))
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                let response = try await http.execute(post, timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                mine.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+                if response.status != .ok { tally.failures.add(1, ordering: .relaxed) }
+            }
+            return mine
+        }
+    }
+
+    /// `clients` tasks at once on one HTTP client, each `client(http, k)` returning the latencies
+    /// (ms) of the acknowledged or refused ops it sent, having counted the refused in `tally`.
+    static func load(
+        clients: Int, tally: Tally, _ client: @escaping @Sendable (HTTPClient, Int) async throws -> [Double]
+    ) throws -> LoadResult {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         defer { try? http.syncShutdown() }
-        let tally = Tally()
         let started = DispatchTime.now().uptimeNanoseconds
         try blocking {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for client in 0..<clients {
+                for k in 0..<clients {
                     group.addTask {
-                        var mine: [Double] = []
-                        for n in 0..<perClient {
-                            let (url, body) = request(client, n)
-                            var post = HTTPClientRequest(url: url)
-                            post.method = .POST
-                            post.body = .bytes(ByteBuffer(data: body))
-                            let t0 = DispatchTime.now().uptimeNanoseconds
-                            let response = try await http.execute(post, timeout: .seconds(60))
-                            _ = try await response.body.collect(upTo: 1 << 20)
-                            mine.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
-                            if response.status != .ok { tally.failures.add(1, ordering: .relaxed) }
-                        }
+                        let mine = try await client(http, k)
                         tally.latencies.withLock { $0 += mine.dropFirst() }
                         tally.firsts.withLock { $0 += mine.prefix(1) }
                     }
