@@ -46,7 +46,7 @@ enum OpLog {
     }
 
     /// The ops of the log that a log with version `other` lacks, in replay order (see
-    /// `forEach(missingFrom:otherLamports:_:index:_:)`).
+    /// `forEach(missingFrom:…)`).
     ///
     /// - Complexity: O(log n + ops read).
     static func ops(
@@ -64,10 +64,10 @@ enum OpLog {
     /// tail of the log that can hold them is read: every op of replica r after the other's
     /// latest has a larger Lamport number. Streams, as `forEach(after:…)` does.
     ///
-    /// For a reader that takes them a part at a time: `within` leaves out the ops it does not
-    /// cover (those written after the part's first), `from` starts at that Lamport number, and
-    /// after `limit` ops the reading stops at the end of a Lamport number, returning the next
-    /// one to start from (nil when the log has been read to its end).
+    /// For a reader that takes them a part at a time: `within` leaves out the ops that clock
+    /// does not cover (those written after the reading began), `from` starts at that Lamport
+    /// number, and after `limit` ops the reading stops at the end of a Lamport number,
+    /// returning the next one to start from (nil when the log has been read to its end).
     ///
     /// - Complexity: O(log n + ops read).
     @discardableResult
