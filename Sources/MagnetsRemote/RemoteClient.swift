@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import MagnetsCore
 import MagnetsStore
@@ -73,10 +74,18 @@ public struct RemoteClient: RemoteBoard {
     }
 
     public func ops(since: VectorClock?) throws -> [UInt8] {
-        guard let since, !since.isEmpty else { return try request(.GET, "/ops") }
+        try request(.GET, RemoteClient.opsPath(since: since))
+    }
+
+    public func opsInParts(since: VectorClock?) throws -> any AnswerParts {
+        try StreamedAnswer(self, makeRequest(.GET, RemoteClient.opsPath(since: since)))
+    }
+
+    /// `/ops`, with `?since=` when `since` names a replica.
+    static func opsPath(since: VectorClock?) -> String {
+        guard let since, !since.isEmpty else { return "/ops" }
         let text = since.replicas.map { "\($0)=\(since[$0])" }.joined(separator: ",")
-        return try request(
-            .GET, "/ops?since=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text))
+        return "/ops?since=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)
     }
 
     public func send(_ bundle: Data) throws {
@@ -86,13 +95,9 @@ public struct RemoteClient: RemoteBoard {
     /// One request and its whole answer; a status other than 200 becomes the error the server
     /// gave (`{"error": …}`), said as a user needs it.
     func request(_ method: HTTPMethod, _ path: String, body: Data? = nil) throws -> [UInt8] {
+        let request = try makeRequest(method, path, body: body)
         let answer: Answer
         do {
-            var headers = HTTPHeaders()
-            if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
-            if body != nil { headers.add(name: "Content-Type", value: "application/x-ndjson") }
-            let request = try HTTPClient.Request(
-                url: base + path, method: method, headers: headers, body: body.map { .bytes($0) })
             answer = try RemoteClient.client.execute(
                 request: request, delegate: AnswerCollector(), deadline: .now() + RemoteClient.timeout
             ).wait()
@@ -101,6 +106,19 @@ public struct RemoteClient: RemoteBoard {
         }
         guard answer.status == .ok else { throw refusal(answer.status, answer.body) }
         return answer.body
+    }
+
+    /// A request of the board's API, with the token.
+    func makeRequest(_ method: HTTPMethod, _ path: String, body: Data? = nil) throws -> HTTPClient.Request {
+        var headers = HTTPHeaders()
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if body != nil { headers.add(name: "Content-Type", value: "application/x-ndjson") }
+        do {
+            return try HTTPClient.Request(
+                url: base + path, method: method, headers: headers, body: body.map { .bytes($0) })
+        } catch {
+            throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
+        }
     }
 
     /// A whole answer.
@@ -141,6 +159,109 @@ public struct RemoteClient: RemoteBoard {
                 defer { answer = Answer() }  // handed over, not shared
                 return answer
             }
+        }
+    }
+
+    /// An answer handed to the caller's thread a part at a time, as the parts arrive: the next
+    /// part is read from the connection only once the caller has taken the one before, so what
+    /// is held at a time is a part or two, however long the answer.
+    final class StreamedAnswer: AnswerParts {
+        /// What the connection's thread has handed over and the caller not yet taken.
+        struct Handover {
+            var status: HTTPResponseStatus = .ok
+            /// The part not yet taken, and the promise that lets the next one be read.
+            var part: (bytes: [UInt8], taken: EventLoopPromise<Void>)?
+            var end: Result<Void, any Error>?
+            /// The caller stopped reading: parts still arriving are refused.
+            var abandoned = false
+        }
+
+        /// Reads the answer's parts on the connection's thread (the event loop) and hands them over.
+        final class Receiver: HTTPClientResponseDelegate {
+            typealias Response = Void
+            let handover = Mutex(Handover())
+            /// Signalled once per part handed over and once at the end.
+            let arrived = DispatchSemaphore(value: 0)
+
+            func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+                handover.withLock { $0.status = head.status }
+                return task.eventLoop.makeSucceededVoidFuture()
+            }
+
+            func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+                let taken = task.eventLoop.makePromise(of: Void.self)
+                let wanted = handover.withLock { handover in
+                    guard !handover.abandoned else { return false }
+                    handover.part = (Array(buffer.readableBytesView), taken)
+                    return true
+                }
+                guard wanted else {
+                    taken.fail(HTTPClientError.cancelled)
+                    return taken.futureResult
+                }
+                arrived.signal()
+                return taken.futureResult
+            }
+
+            func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+                handover.withLock { $0.end = .failure(error) }
+                arrived.signal()
+            }
+
+            func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+                handover.withLock { $0.end = .success(()) }
+                arrived.signal()
+            }
+        }
+
+        let client: RemoteClient
+        let receiver = Receiver()
+        let task: HTTPClient.Task<Void>
+        private var done = false
+        /// A refusal's body, gathered to say why.
+        private var refusal: [UInt8] = []
+
+        init(_ client: RemoteClient, _ request: HTTPClient.Request) {
+            self.client = client
+            task = RemoteClient.client.execute(
+                request: request, delegate: receiver, deadline: .now() + RemoteClient.timeout)
+        }
+
+        func next() throws -> [UInt8]? {
+            while !done {
+                receiver.arrived.wait()
+                let (status, part, end) = receiver.handover.withLock { handover in
+                    defer { handover.part = nil }
+                    return (handover.status, handover.part, handover.part == nil ? handover.end : nil)
+                }
+                if let part {
+                    part.taken.succeed()
+                    guard status == .ok else {
+                        if refusal.count < 65_536 { refusal += part.bytes }
+                        continue
+                    }
+                    return part.bytes
+                }
+                guard let end else { continue }
+                done = true
+                if case .failure(let error) = end {
+                    throw StoreError.failed("cannot reach \(client.address): \(RemoteClient.describe(error))")
+                }
+                guard status == .ok else { throw client.refusal(status, refusal) }
+            }
+            return nil
+        }
+
+        /// An answer left unread is cut off, so that the connection lets go of it.
+        deinit {
+            guard !done else { return }
+            let part = receiver.handover.withLock { handover in
+                handover.abandoned = true
+                defer { handover.part = nil }
+                return handover.part
+            }
+            part?.taken.fail(HTTPClientError.cancelled)
+            task.cancel()
         }
     }
 

@@ -206,6 +206,20 @@ struct ServerTests: ScratchSuite {
         let tail = bundle("boards/fridge.magnets", since: "alice=2,bob=7000")
         #expect(since.body == tail ? true : false, "GET gave \(since.body.count) bytes, ops export \(tail.count)")
         #expect(since.text.split(separator: "\n").count == 1 + 3 + 14_000)
+        // A clone reads the answer as it arrives and writes it in batches: the same ops.
+        let clone = magnets(
+            "clone", "http://127.0.0.1:\(server.port)/boards/fridge", "carol.magnets", "--replica", "carol",
+            "--token", rw)
+        #expect(clone.status == 0, "\(clone.stderr)")
+        let cloned = bundle("carol.magnets")
+        #expect(cloned == whole ? true : false, "the clone's ops export gave \(cloned.count) bytes, not \(whole.count)")
+        #expect(magnets("check", "-b", "carol.magnets").status == 0)
+        // Refused once the header is in: the rest of the answer is left unread.
+        let taken = magnets(
+            "clone", "http://127.0.0.1:\(server.port)/boards/fridge", "bob.magnets", "--replica", "bob", "--token", rw)
+        #expect(taken.stderr == "error: replica id 'bob' already has ops on this board; choose a new one\n")
+        #expect(taken.status == 1 && !FileManager.default.fileExists(atPath: scratch.file("bob.magnets")))
+        #expect(try opCount(server, rw) == 21_005)
     }
 
     @Test("POST a bundle, then GET ops: byte for byte what ops export writes; the same bundle again is skipped")

@@ -110,4 +110,67 @@ struct BundleTests: BoardFileMaking {
         #expect { try OpBundle.parse(Data()) } throws: { "\($0)".contains("is empty") }
         #expect { try OpBundle.parse(plain.dropLast()) } throws: { "\($0)".contains("truncated") }
     }
+
+    /// What `clone` reads from a server: a bundle given in parts as it arrives, each part ending
+    /// anywhere (inside a line, inside a character).
+    static func readInParts(_ bytes: [UInt8], size: Int) throws -> (OpBundle.Header, [MagnetsCore.Operation]) {
+        var reader = OpBundle.Reader(name: "the bundle")
+        var ops: [MagnetsCore.Operation] = []
+        var start = 0
+        while start < bytes.count {
+            ops += try reader.read(Array(bytes[start..<min(start + size, bytes.count)]))
+            start += size
+        }
+        try reader.finish()
+        return (try #require(reader.header as OpBundle.Header?), ops)
+    }
+
+    @Test(
+        "a bundle read in parts of any size gives the ops, or the refusal, it gives read whole",
+        arguments: [
+            ("whole", ""), ("byte order mark", ""), ("broken line", "line 5 is not JSON"),
+            ("duplicate", "op alice:3 appears twice"), ("a line short", "truncated or padded"),
+            ("a line too many", "truncated or padded"), ("cut inside a line", "truncated"),
+            ("not UTF-8", "is not UTF-8 text"), ("empty", "is empty"), ("only a byte order mark", "is empty"),
+            ("no header", "is not a magnets bundle"), ("outside its clock", "lies outside the clock"),
+        ])
+    func readInParts(damage: String, expected: String) throws {
+        let ops = (1...30).map { seq in
+            Operation(
+                id: OpID(replica: "alice", seq: seq), lamport: seq, context: VectorClock(["alice": seq]),
+                author: "alice", time: 1_795_000_000_000, payload: .resize(Size(width: 400 + Double(seq), height: 300)))
+        }
+        let clock = VectorClock(["alice": damage == "outside its clock" ? 29 : 30])
+        var bytes = [UInt8](OpBundle.encode(board: "b", clock: clock, since: nil, ops: ops))
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
+        lines.removeLast()  // (after the last line break)
+        switch damage {
+        case "byte order mark": lines[0] = [0xEF, 0xBB, 0xBF] + lines[0]
+        case "broken line": lines[4].removeLast()
+        case "duplicate": lines[20] = lines[3]
+        case "a line short": lines.removeLast()
+        case "a line too many": lines.append(lines[30])
+        case "not UTF-8": lines[10].insert(0xFF, at: 40)
+        case "empty": lines = []
+        case "only a byte order mark": lines = [[0xEF, 0xBB, 0xBF]]
+        case "no header": lines.removeFirst()
+        default: break
+        }
+        bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")])) + (lines.isEmpty ? [] : [UInt8(ascii: "\n")])
+        if damage == "only a byte order mark" { bytes.removeLast() }
+        if damage == "cut inside a line" { bytes.removeLast(10) }
+        for size in [1, 7, 100, bytes.count + 1] {
+            if expected.isEmpty {
+                let (header, read) = try Self.readInParts(bytes, size: size)
+                #expect(header == OpBundle.Header(board: "b", clock: clock, count: 30), "parts of \(size)")
+                #expect(read == ops, "parts of \(size)")
+                #expect(try OpBundle.parse(bytes).ops == ops)
+            } else {
+                #expect("parts of \(size)") { try Self.readInParts(bytes, size: size) } throws: {
+                    "\($0)".contains(expected)
+                }
+                #expect { try OpBundle.parse(bytes) } throws: { "\($0)".contains(expected) }
+            }
+        }
+    }
 }

@@ -14,11 +14,21 @@ final class FileServer: RemoteBoard {
     /// Runs as the ops are asked for, after `info` answered: another client's sync in between.
     let meanwhile: (@Sendable () throws -> Void)?
 
-    init(_ file: BoardFile, loseAnswers: Bool = false, meanwhile: (@Sendable () throws -> Void)? = nil) {
+    /// Answers read in parts are given this many bytes at a time (the last part fewer).
+    let partSize: Int?
+    /// Changes the bytes of every answer of `ops`: a server that sends damaged ops.
+    let damage: (@Sendable ([UInt8]) -> [UInt8])?
+
+    init(
+        _ file: BoardFile, loseAnswers: Bool = false, meanwhile: (@Sendable () throws -> Void)? = nil,
+        partSize: Int? = nil, damage: (@Sendable ([UInt8]) -> [UInt8])? = nil
+    ) {
         self.file = file
         self.address = "http://test/boards/" + URL(fileURLWithPath: file.path).lastPathComponent
         self.loseAnswers = loseAnswers
         self.meanwhile = meanwhile
+        self.partSize = partSize
+        self.damage = damage
     }
 
     func info() throws -> (boardID: String, clock: VectorClock) { (file.boardID, try file.current().clock) }
@@ -28,7 +38,25 @@ final class FileServer: RemoteBoard {
         let path = file.path + ".\(UUID().uuidString).bundle"
         defer { unlink(path) }
         try file.exportOps(to: path, since: since)
-        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        return damage?(bytes) ?? bytes
+    }
+
+    /// Parts of `partSize` bytes, ending anywhere (inside a line, inside a character).
+    func opsInParts(since: VectorClock?) throws -> any AnswerParts {
+        let bytes = try ops(since: since)
+        guard let partSize else { return WholeAnswer(bytes) }
+        final class Parts: AnswerParts {
+            var left: ArraySlice<UInt8>
+            let size: Int
+            init(_ bytes: [UInt8], size: Int) { (left, self.size) = (bytes[...], size) }
+            func next() throws -> [UInt8]? {
+                guard !left.isEmpty else { return nil }
+                defer { left = left.dropFirst(size) }
+                return Array(left.prefix(size))
+            }
+        }
+        return Parts(bytes, size: partSize)
     }
 
     func send(_ bundle: Data) throws {
@@ -84,6 +112,48 @@ struct RemoteSyncTests: BoardFileMaking {
             try BoardFile.clone(from: FileServer(server), to: alice.path, replica: "carol")
         }
         #expect(!FileManager.default.fileExists(atPath: path("again.magnets")))
+    }
+
+    @Test(
+        "a clone read in small parts and written a few ops at a time is the server's board; ops refused in a later batch leave no file"
+    )
+    func cloneInParts() throws {
+        let server = try make("server.magnets", replica: "server", interval: 8)
+        try server.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        for i in 0..<5 {
+            try server.record(author: "s") { _ in
+                .pull(letter: "A", color: "red", target: .point(Point(x: 100 + 150 * Double(i), y: 100)))
+            }
+        }
+        let magnets = try server.current().board.sortedMagnets.map(\.id)
+        for i in 0..<60 {
+            try server.record(author: "s") { _ in
+                .move(magnet: magnets[i % 5], target: .point(Point(x: Double(50 + 13 * i % 900), y: Double(80 + 7 * i))))
+            }
+        }
+        let parted = try BoardFile.clone(
+            from: FileServer(server, partSize: 13), to: path("parted.magnets"), replica: "alice", batch: 7)
+        #expect(try parted.current().board == server.current().board)
+        #expect(try history(parted) == history(server))
+        #expect(try parted.check().isClean)
+        // The 50th op's Lamport number one too large (as large as the next one's): in one batch it
+        // is refused before anything is written; in batches of 7, in the eighth, after seven were.
+        let late: @Sendable ([UInt8]) -> [UInt8] = { bytes in
+            var lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            lines[50] = Substring(lines[50].replacing(#/"lamport": (\d+)/#) { "\"lamport\": \(Int($0.1)! + 1)" })
+            return Array(lines.joined(separator: "\n").utf8)
+        }
+        for batch in [7, 50_000] {
+            #expect("in batches of \(batch)") {
+                try BoardFile.clone(
+                    from: FileServer(server, partSize: 13, damage: late), to: path("late.magnets"), replica: "bob",
+                    batch: batch)
+            } throws: { "\($0)".contains("op server:51 has a Lamport number not larger") }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                "parted.magnets", "parted.magnets-shm", "parted.magnets-wal",
+                "server.magnets", "server.magnets-shm", "server.magnets-wal",
+            ])
+        }
     }
 
     @Test(

@@ -215,16 +215,25 @@ public enum OpBundle {
         var ops: [MagnetsCore.Operation] = []
         ops.reserveCapacity(numbers.count)
         for number in numbers {
-            let parsed: JSONValue
-            do { parsed = try JSONParser.parse(bytes, in: lines[number], maxDepth: 8) } catch {
-                return (ops, StoreError.badBundle("line \(number + 1) is not JSON: \(error)"))
-            }
-            switch MagnetsCore.Operation.parse(parsed) {
-            case .failure(let e): return (ops, StoreError.badBundle("line \(number + 1): \(e)"))
-            case .success(let op): ops.append(op)
+            do { ops.append(try readOp(bytes, in: lines[number], line: number + 1)) } catch {
+                return (ops, error)
             }
         }
         return (ops, nil)
+    }
+
+    /// The op of line `number` of a bundle (`range` of `bytes`), read and checked on its own.
+    private static func readOp(
+        _ bytes: [UInt8], in range: Range<Int>, line number: Int
+    ) throws(StoreError) -> MagnetsCore.Operation {
+        let parsed: JSONValue
+        do { parsed = try JSONParser.parse(bytes, in: range, maxDepth: 8) } catch {
+            throw StoreError.badBundle("line \(number) is not JSON: \(error)")
+        }
+        switch MagnetsCore.Operation.parse(parsed) {
+        case .failure(let e): throw StoreError.badBundle("line \(number): \(e)")
+        case .success(let op): return op
+        }
     }
 
     /// The bytes every bundle starts with (the header's first key).
@@ -274,7 +283,41 @@ public enum OpBundle {
         guard lineStart == bytes.count, let first = lines.first else {
             throw StoreError.badBundle("\(path) is truncated: its last line is incomplete")
         }
-        guard let json = try? JSONParser.parse(bytes, in: first, maxDepth: 4), json["magnets_bundle"] != nil else {
+        let header = try readHeader(bytes, in: first, name: path)
+        let count = header.count
+        guard lines.count - 1 == count else {
+            throw StoreError.badBundle(
+                "\(path) is truncated or padded: the header announces \(count) ops, \(lines.count - 1) follow")
+        }
+        // A large bundle's two halves are read side by side; the checks that span lines then run
+        // in line order, so the first problem by line is the one reported, as when read in one go.
+        let opLines = lines.indices.dropFirst()
+        let parts: [(ops: [MagnetsCore.Operation], failure: StoreError?)]
+        if opLines.count >= 1_000 {
+            let middle = opLines.startIndex + opLines.count / 2
+            let (front, back) = try Parallel.both(
+                { [lines] in parseOps(bytes, lines, numbers: opLines[..<middle]) },
+                { parseOps(bytes, lines, numbers: opLines[middle...]) })
+            parts = [front, back]
+        } else {
+            parts = [parseOps(bytes, lines, numbers: opLines)]
+        }
+        var ops: [MagnetsCore.Operation] = []
+        ops.reserveCapacity(count)
+        var checks = Checks(header)
+        for part in parts {
+            for op in part.ops {
+                try checks.check(op)
+                ops.append(op)
+            }
+            if let failure = part.failure { throw failure }
+        }
+        return (header, ops)
+    }
+
+    /// Reads and checks a bundle's header line (`range` of `bytes`).
+    private static func readHeader(_ bytes: [UInt8], in range: Range<Int>, name path: String) throws -> Header {
+        guard let json = try? JSONParser.parse(bytes, in: range, maxDepth: 4), json["magnets_bundle"] != nil else {
             throw StoreError.badBundle("\(path) is not a magnets bundle (no header line)")
         }
         guard let version = json["magnets_bundle"]?.intValue, version >= 1 else {
@@ -296,37 +339,103 @@ public enum OpBundle {
             }
             entries[name] = n
         }
-        guard lines.count - 1 == count else {
-            throw StoreError.badBundle(
-                "\(path) is truncated or padded: the header announces \(count) ops, \(lines.count - 1) follow")
+        return Header(board: board, clock: VectorClock(entries), count: count)
+    }
+
+    /// The checks that span the ops of a bundle, made in line order: no op twice, none outside
+    /// the clock the bundle was cut from.
+    private struct Checks {
+        let header: Header
+        var seen: Set<OpID>
+
+        init(_ header: Header) {
+            self.header = header
+            seen = Set(minimumCapacity: min(header.count, 1 << 20))
         }
-        // A large bundle's two halves are read side by side; the checks that span lines then run
-        // in line order, so the first problem by line is the one reported, as when read in one go.
-        let opLines = lines.indices.dropFirst()
-        let parts: [(ops: [MagnetsCore.Operation], failure: StoreError?)]
-        if opLines.count >= 1_000 {
-            let middle = opLines.startIndex + opLines.count / 2
-            let (front, back) = try Parallel.both(
-                { [lines] in parseOps(bytes, lines, numbers: opLines[..<middle]) },
-                { parseOps(bytes, lines, numbers: opLines[middle...]) })
-            parts = [front, back]
-        } else {
-            parts = [parseOps(bytes, lines, numbers: opLines)]
-        }
-        var ops: [MagnetsCore.Operation] = []
-        ops.reserveCapacity(count)
-        var seen = Set<OpID>(minimumCapacity: count)
-        for part in parts {
-            for op in part.ops {
-                guard seen.insert(op.id).inserted else { throw StoreError.badBundle("op \(op.id) appears twice") }
-                guard op.id.seq <= entries[op.id.replica] ?? 0 else {
-                    throw StoreError.badBundle("op \(op.id) lies outside the clock the bundle was cut from")
-                }
-                ops.append(op)
+
+        mutating func check(_ op: MagnetsCore.Operation) throws {
+            guard seen.insert(op.id).inserted else { throw StoreError.badBundle("op \(op.id) appears twice") }
+            guard op.id.seq <= header.clock[op.id.replica] else {
+                throw StoreError.badBundle("op \(op.id) lies outside the clock the bundle was cut from")
             }
-            if let failure = part.failure { throw failure }
         }
-        return (Header(board: board, clock: VectorClock(entries), count: count), ops)
+    }
+
+    /// A bundle read as its bytes arrive (a server's answer), with every check `parse` makes, so
+    /// that neither its text nor all its ops need be held at once: `read` gives the ops of the
+    /// lines each part completes, `finish` refuses a bundle that ended early or ran long.
+    public struct Reader {
+        /// Names the bundle in errors.
+        let name: String
+        /// The start of a line not yet complete.
+        private var carry: [UInt8] = []
+        /// How many lines are complete, the header's included.
+        private var lines = 0
+        private var size = 0
+        /// Set once the header's line is in.
+        private var checks: Checks?
+
+        public init(name: String) { self.name = name }
+
+        /// The header, once its line is in.
+        public var header: Header? { checks?.header }
+
+        /// The ops of the lines `part` completes, each read and checked.
+        public mutating func read(_ part: [UInt8]) throws -> [MagnetsCore.Operation] {
+            size += part.count
+            guard size <= maxBytes else { throw StoreError.badBundle("\(name) is larger than 2 GB") }
+            var ops: [MagnetsCore.Operation] = []
+            var start = 0
+            for i in part.indices where part[i] == UInt8(ascii: "\n") {
+                if carry.isEmpty {
+                    try readLine(part, start..<i, into: &ops)
+                } else {
+                    carry += part[start..<i]
+                    try readLine(carry, carry.indices, into: &ops)
+                    carry = []
+                }
+                start = i + 1
+            }
+            carry += part[start...]
+            return ops
+        }
+
+        /// Checks that the bundle ended whole: its last line complete, as many ops as announced.
+        public func finish() throws {
+            guard let header else {
+                let empty = carry.isEmpty || carry == [0xEF, 0xBB, 0xBF]
+                throw StoreError.badBundle(
+                    empty ? "\(name) is empty" : "\(name) is truncated: its last line is incomplete")
+            }
+            guard carry.isEmpty else { throw StoreError.badBundle("\(name) is truncated: its last line is incomplete") }
+            guard lines - 1 == header.count else {
+                throw StoreError.badBundle(
+                    "\(name) is truncated or padded: the header announces \(header.count) ops, \(lines - 1) follow")
+            }
+        }
+
+        private mutating func readLine(
+            _ bytes: [UInt8], _ range: Range<Int>, into ops: inout [MagnetsCore.Operation]
+        ) throws {
+            var range = range
+            if lines == 0, bytes[range].starts(with: [0xEF, 0xBB, 0xBF]) { range = range.dropFirst(3) }
+            guard (try? UTF8Span(validating: bytes.span.extracting(range))) != nil else {
+                throw StoreError.badBundle("\(name) is not UTF-8 text")
+            }
+            lines += 1
+            guard let header else {
+                guard !range.isEmpty else { throw StoreError.badBundle("\(name) is empty") }
+                checks = Checks(try readHeader(bytes, in: range, name: name))
+                return
+            }
+            guard lines - 1 <= header.count else {
+                throw StoreError.badBundle(
+                    "\(name) is truncated or padded: the header announces \(header.count) ops, more follow")
+            }
+            let op = try readOp(bytes, in: range, line: lines)
+            try checks?.check(op)
+            ops.append(op)
+        }
     }
 }
 

@@ -13,9 +13,36 @@ public protocol RemoteBoard: Sendable {
     /// A bundle of the ops `since` does not cover, all of them when nil (`GET …/ops?since=`).
     func ops(since: VectorClock?) throws -> [UInt8]
 
+    /// The same bundle as `ops(since:)`, read a part at a time as it arrives, so that a large
+    /// one is never held whole.
+    func opsInParts(since: VectorClock?) throws -> any AnswerParts
+
     /// Sends a bundle, which the server takes all or nothing (`POST …/ops`); returns once it is
     /// durable there.
     func send(_ bundle: Data) throws
+}
+
+/// An answer read as it arrives: each `next()` gives its next bytes, nil once it is all in.
+/// A failure, or an answer that is a refusal, is thrown by the call that meets it.
+public protocol AnswerParts: AnyObject {
+    func next() throws -> [UInt8]?
+}
+
+extension RemoteBoard {
+    /// The whole answer as one part.
+    public func opsInParts(since: VectorClock?) throws -> any AnswerParts {
+        WholeAnswer(try ops(since: since))
+    }
+}
+
+/// An answer held whole, given as one part.
+final class WholeAnswer: AnswerParts {
+    private var bytes: [UInt8]?
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    func next() throws -> [UInt8]? {
+        defer { bytes = nil }
+        return bytes
+    }
 }
 
 extension BoardFile {
@@ -44,20 +71,46 @@ extension BoardFile {
 
     /// Makes a new board file at `destination` from all the ops of a board on a server, under a
     /// replica id that has no ops there. Refuses an existing `destination`; a failure leaves nothing.
-    public static func clone(from remote: any RemoteBoard, to destination: String, replica: String) throws -> BoardFile
-    {
+    /// The ops are read and written as they arrive, `batch` at a time (each a transaction of the
+    /// new file, which is linked into place only when complete), so a long log is never held whole.
+    public static func clone(
+        from remote: any RemoteBoard, to destination: String, replica: String, batch: Int = 50_000
+    ) throws -> BoardFile {
         guard Validation.isReplicaID(replica) else {
             throw StoreError.refused("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
         }
         guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
-        let bundle = try OpBundle.parse(try remote.ops(since: nil), name: "the board at \(remote.address)")
-        guard bundle.header.clock[replica] == 0 else {
+        let answer = try remote.opsInParts(since: nil)
+        var reader = OpBundle.Reader(name: "the board at \(remote.address)")
+        var ops: [MagnetsCore.Operation] = []
+        while reader.header == nil, let part = try answer.next() { ops += try reader.read(part) }
+        guard let header = reader.header else {
+            try reader.finish()  // (says why: nothing came, or the header's line was cut short)
+            throw StoreError.badBundle("the board at \(remote.address) sent no bundle")
+        }
+        guard header.clock[replica] == 0 else {
             throw StoreError.refused("replica id '\(replica)' already has ops on this board; choose a new one")
         }
-        guard bundle.ops.first?.payload.kind == .createBoard else {
-            throw StoreError.badBundle("the board at \(remote.address) does not start with its board.create op")
-        }
-        try create(destination, boardID: bundle.header.board, replica: replica) { file in _ = try file.importOps(bundle)
+        try create(destination, boardID: header.board, replica: replica) { file in
+            var started = false
+            func take() throws {
+                if started, ops.isEmpty { return }
+                if !started {
+                    guard ops.first?.payload.kind == .createBoard else {
+                        throw StoreError.badBundle(
+                            "the board at \(remote.address) does not start with its board.create op")
+                    }
+                    started = true
+                }
+                _ = try file.importOps((header, ops))
+                ops.removeAll(keepingCapacity: true)
+            }
+            while let part = try answer.next() {
+                ops += try reader.read(part)
+                if ops.count >= batch { try take() }
+            }
+            try reader.finish()
+            try take()
         }
         return try open(destination)
     }
