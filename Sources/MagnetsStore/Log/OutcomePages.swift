@@ -172,9 +172,10 @@ enum OutcomePages {
             while !exhausted {
                 while i < entries.count, entries[i].key < key { i += 1 }
                 if i < entries.count { return entries[i].key == key ? entries[i].events : nil }
-                try load(
-                    OutcomePageRecord.filter(OutcomePageRecord.Columns.first > page!)
-                        .order(OutcomePageRecord.Columns.first).fetchOne(db), db)
+                // (One statement for every next page: a long read asks for thousands.)
+                let next = try db.cachedStatement(
+                    sql: "SELECT first, entries FROM outcome_page WHERE first > ? ORDER BY first LIMIT 1")
+                try load(OutcomePageRecord.fetchOne(next, arguments: [page!]), db)
             }
             return nil
         }
