@@ -59,14 +59,14 @@ struct BoardRoutes {
                 out.json.withBytes { chunks.append(ByteBuffer(bytes: $0)) }
                 out.json.removeAll()
             }
-            out.json.raw(format.opening)
+            out.json.raw(utf8: format.opening)
             var first = true
             try file.history(limit: limit) { entry in
                 format.write(entry, first: first, to: &out)
                 first = false
                 if out.json.count >= ByteStream.chunkSize { cut() }
             }
-            out.json.raw(format.closing(empty: first))
+            out.json.raw(utf8: format.closing(empty: first))
             cut()
             return chunks
         }

@@ -23,7 +23,7 @@ struct GroupWriteTests: BoardFileMaking {
         func bundle(_ file: BoardFile) throws -> BoardWrite {
             let (header, ops) = try file.opsForExport(since: server.current().clock)
             var out = OpJSONWriter()
-            out.json.raw(header + "\n")
+            out.json.raw(utf8: header + "\n")
             for op in ops { OpBundle.writeLine(op, to: &out) }
             let parsed = try OpBundle.parse(out.json.withBytes { Data($0) })
             return .importOps(header: parsed.header, ops: parsed.ops)

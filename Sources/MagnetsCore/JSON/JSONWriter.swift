@@ -77,8 +77,9 @@ public struct JSONWriter: ~Copyable {
         text.withUnsafeBufferPointer { raw($0) }
     }
 
-    /// A string's UTF-8 as it is, unescaped.
-    public mutating func raw(_ text: String) {
+    /// A string's UTF-8 as it is, unescaped. (Labelled, so that a literal, as in `raw(", ")`,
+    /// is written from its static bytes rather than made a `String` first.)
+    public mutating func raw(utf8 text: String) {
         var text = text
         text.withUTF8 { raw($0) }
     }
@@ -156,7 +157,7 @@ public struct JSONWriter: ~Copyable {
         } else if value.isFinite {
             // `formatNumber`'s text ("\(value)"), as `description` makes it: a short string kept
             // inline, where the interpolation allocates.
-            raw(value.description)
+            raw(utf8: value.description)
         } else {
             raw("null")
         }

@@ -30,7 +30,7 @@ public enum Timestamp {
             // Years before 0 keep the form they always had: the sign counts in the 4 places.
             let text = String(year)
             for _ in text.utf8.count..<max(4, text.utf8.count) { json.byte(UInt8(ascii: "0")) }
-            json.raw(text)
+            json.raw(utf8: text)
         }
         json.byte(UInt8(ascii: "-"))
         json.digits(UInt(month), width: 2)

@@ -77,7 +77,7 @@ public enum HistoryFormat: String, Sendable, CaseIterable {
                 JSONValue.object(op.payload.jsonFields).serialized(),
                 entry.events.map(\.summary).joined(separator: "; "),
             ]
-            out.json.raw(fields.map(Self.csvField).joined(separator: ",") + "\n")
+            out.json.raw(utf8: fields.map(Self.csvField).joined(separator: ",") + "\n")
         }
     }
 

@@ -60,7 +60,7 @@ public enum OpBundle {
         board: String, clock: VectorClock, since: VectorClock?, ops: some Sequence<MagnetsCore.Operation>, count: Int
     ) -> Data {
         var out = OpJSONWriter()
-        out.json.raw(headerLine(board: board, clock: clock, since: since, count: count) + "\n")
+        out.json.raw(utf8: headerLine(board: board, clock: clock, since: since, count: count) + "\n")
         for op in ops { writeLine(op, to: &out) }
         return out.json.withBytes { Data($0) }
     }
@@ -459,7 +459,7 @@ extension BoardFile {
             do {
                 var out = OpJSONWriter()
                 out.json.raw(
-                    OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: count))
+                    utf8: OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: count))
                 out.json.byte(UInt8(ascii: "\n"))
                 var written = 0
                 try OpLog.forEach(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index) {

@@ -122,7 +122,7 @@ struct BufferedOutput: ~Copyable {
     var ops = OpJSONWriter()
 
     mutating func write(_ text: String) {
-        ops.json.raw(text)
+        ops.json.raw(utf8: text)
     }
 
     mutating func flushIfFull() {
