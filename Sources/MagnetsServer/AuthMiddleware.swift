@@ -54,6 +54,10 @@ struct AuthMiddleware: RouterMiddleware {
             throw APIError(.notFound, "no board '\(name)' on this server")
         }
         context.board = host
+        // The checks that need no body are passed: a client waiting for `100 Continue` may send it.
+        if request.headers[.expect] != nil {
+            context.channel.triggerUserOutboundEvent(ContinueHandler.BodyWanted(), promise: nil)
+        }
         do {
             return try await next(request, context)
         } catch let error as PostgresStoreError {

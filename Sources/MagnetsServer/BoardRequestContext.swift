@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOCore
 
 /// The request context of every route: after `AuthMiddleware`, the board the request is about
 /// and what its token lets it do.
@@ -11,9 +12,13 @@ struct BoardRequestContext: RequestContext {
     var access: Access = .read
 
     enum Access: Sendable { case read, write }
+    /// The connection the request came on (`AuthMiddleware` tells its `ContinueHandler` when
+    /// the body is wanted).
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        channel = source.channel
     }
 
     /// The board `AuthMiddleware` found.

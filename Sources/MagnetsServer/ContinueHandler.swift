@@ -2,20 +2,30 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// Answers a request head that says `Expect: 100-continue` with `100 Continue`, so that a client
-/// that waits for it before sending its body (curl does, for bodies over 1 MiB) sends it at once
-/// instead of after its own timeout. Not when `Content-Length` is over the limit, nor without
-/// an `Authorization` header on a server that needs tokens: then the request is answered 413 or
-/// 401 without wanting the body. (A token is checked only later, by the routes' middleware: a
-/// wrong one still gets 100, then 401.)
+/// Answers a request head that says `Expect: 100-continue` with `100 Continue` once the request
+/// has passed the checks that need no body, so that a client that waits for it before sending
+/// its body (curl does, for bodies over 1 MiB) sends it at once instead of after its own timeout,
+/// and a client whose request is refused is told so before it sends anything:
+/// - `Content-Length` over the limit: no 100; the request is answered 413.
+/// - with `--open`: 100 at once (there is no token to check).
+/// - otherwise 100 only when the routes say the body is wanted (`AuthMiddleware` triggers
+///   ``BodyWanted`` once the token and the board are accepted): a request without a token, with
+///   an unknown, revoked or read-only one, or for an unknown board gets its 401, 403 or 404
+///   instead, without wanting the body.
 final class ContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    /// The routes want the current request's body: triggered as a user outbound event on the
+    /// request's channel.
+    struct BodyWanted: Sendable {}
+
     let maxBody: Int
     let open: Bool
+    /// The current request asked for 100 and has neither had it, nor its answer, nor sent body.
+    private var waiting = false
 
     init(maxBody: Int, open: Bool) {
         self.maxBody = maxBody
@@ -23,13 +33,43 @@ final class ContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data),
-            head.headerFields[.expect]?.lowercased() == "100-continue",
-            (head.headerFields[.contentLength].flatMap(Int.init) ?? 0) <= maxBody,
-            open || head.headerFields[.authorization] != nil
-        {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            waiting = false
+            if head.headerFields[.expect]?.lowercased() == "100-continue",
+                (head.headerFields[.contentLength].flatMap(Int.init) ?? 0) <= maxBody
+            {
+                if open {
+                    sendContinue(context)
+                } else {
+                    waiting = true
+                }
+            }
+        case .body:
+            waiting = false  // (the client did not wait for it)
+        case .end:
+            break
         }
         context.fireChannelRead(data)
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is BodyWanted else {
+            return context.triggerUserOutboundEvent(event, promise: promise)
+        }
+        if waiting {
+            waiting = false
+            sendContinue(context)
+        }
+        promise?.succeed()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head = unwrapOutboundIn(data) { waiting = false }  // the answer goes instead
+        context.write(data, promise: promise)
+    }
+
+    private func sendContinue(_ context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
     }
 }

@@ -263,10 +263,10 @@ struct ServerTests: ScratchSuite {
     }
 
     @Test(
-        "Expect: 100-continue is answered 100 before the body is sent, or 413 at once when the body is too large, 401 without a token"
+        "Expect: 100-continue is answered 100 before the body is sent, or at once 413 when the body is too large, 401 without a token or with a wrong one, 403 with a read-only one"
     )
     func expectContinue() throws {
-        let (rw, _) = hostedBoard()
+        let (rw, ro) = hostedBoard()
         let server = try TestServer(scratch, extra: ["--max-body", "100000"])
         #expect(magnets("pull", "B", "-b", "alice.magnets", "--to", "300,100").status == 0)
         let body = bundle("alice.magnets", since: "alice=5")
@@ -285,11 +285,17 @@ struct ServerTests: ScratchSuite {
                 + "Content-Length: 200000\r\n\r\n")
         #expect(try large.readHead().status == 413)
 
-        // Without a token the body is not wanted: 401 at once, not 100.
-        let stranger = try Connection(port: server.port)
-        try stranger.send(
-            "POST /boards/fridge/ops HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(body.count)\r\n\r\n")
-        #expect(try stranger.readHead().status == 401)
+        // A request its token check refuses does not want the body: its answer at once, not 100.
+        for (authorization, status) in [
+            ("", 401), ("Authorization: Bearer mgt_0000000000000000000000000000000000000000000000\r\n", 401),
+            ("Authorization: Bearer \(ro)\r\n", 403),
+        ] {
+            let refused = try Connection(port: server.port)
+            try refused.send(
+                "POST /boards/fridge/ops HTTP/1.1\r\n\(authorization)Expect: 100-continue\r\n"
+                    + "Content-Length: \(body.count)\r\n\r\n")
+            #expect(try refused.readHead().status == status, "\(authorization)")
+        }
     }
 
     @Test(
