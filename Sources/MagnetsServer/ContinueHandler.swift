@@ -7,11 +7,10 @@ import NIOHTTPTypes
 /// its body (curl does, for bodies over 1 MiB) sends it at once instead of after its own timeout,
 /// and a client whose request is refused is told so before it sends anything:
 /// - `Content-Length` over the limit: no 100; the request is answered 413.
-/// - with `--open`: 100 at once (there is no token to check).
-/// - otherwise 100 only when the routes say the body is wanted (`AuthMiddleware` triggers
-///   ``BodyWanted`` once the token and the board are accepted): a request without a token, with
-///   an unknown, revoked or read-only one, or for an unknown board gets its 401, 403 or 404
-///   instead, without wanting the body.
+/// - otherwise 100 when the routes say the body is wanted (`AuthMiddleware` triggers
+///   ``BodyWanted`` once the token and the board are accepted, or with `--open` the board): a
+///   request without a token, with an unknown, revoked or read-only one, or for an unknown
+///   board gets its 401, 403 or 404 instead, without wanting the body.
 final class ContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -23,28 +22,19 @@ final class ContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     struct BodyWanted: Sendable {}
 
     let maxBody: Int
-    let open: Bool
     /// The current request asked for 100 and has neither had it, nor its answer, nor sent body.
     private var waiting = false
 
-    init(maxBody: Int, open: Bool) {
+    init(maxBody: Int) {
         self.maxBody = maxBody
-        self.open = open
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            waiting = false
-            if head.headerFields[.expect]?.lowercased() == "100-continue",
-                (head.headerFields[.contentLength].flatMap(Int.init) ?? 0) <= maxBody
-            {
-                if open {
-                    sendContinue(context)
-                } else {
-                    waiting = true
-                }
-            }
+            waiting =
+                head.headerFields[.expect]?.lowercased() == "100-continue"
+                && (head.headerFields[.contentLength].flatMap(Int.init) ?? 0) <= maxBody
         case .body:
             waiting = false  // (the client did not wait for it)
         case .end:

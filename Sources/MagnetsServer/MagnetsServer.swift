@@ -69,7 +69,7 @@ public struct BoardServer: Sendable {
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [ContinueHandler(maxBody: limits.maxBody, open: open)],
+                    additionalChannelHandlers: [ContinueHandler(maxBody: limits.maxBody)],
                     idleTimeout: .init(limits.idleTimeout))),
             configuration: .init(address: .hostname(host, port: port), serverName: "magnets"),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },

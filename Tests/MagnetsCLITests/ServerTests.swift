@@ -296,6 +296,15 @@ struct ServerTests: ScratchSuite {
                     + "Content-Length: \(body.count)\r\n\r\n")
             #expect(try refused.readHead().status == status, "\(authorization)")
         }
+
+        // With --open there is no token to check, but the board must exist.
+        let open = try TestServer(scratch, open: true)
+        for (board, status) in [("fridge", 100), ("nowhere", 404)] {
+            let request = try Connection(port: open.port)
+            try request.send(
+                "POST /boards/\(board)/ops HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(body.count)\r\n\r\n")
+            #expect(try request.readHead().status == status, "\(board)")
+        }
     }
 
     @Test(
