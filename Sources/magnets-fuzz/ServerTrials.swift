@@ -389,9 +389,11 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
     )
 }
 
-/// Sends `count` requests made by mutating valid ones (bundles, clocks, paths, headers, commands).
-/// The server must answer every one (or close the connection), stay up, and a refused request
-/// must change nothing.
+/// Sends `count` requests made by mutating valid ones (bundles, clocks, paths, headers, commands),
+/// a quarter of the well-formed ones saying `Expect: 100-continue`, their body sent after the
+/// `100 Continue` (half of them) or at once, as a client that does not wait sends it. The server
+/// must answer every one (or close the connection), stay up, and a refused request must change
+/// nothing.
 @MainActor func httpFuzzTrial(count: Int, work: String) {
     let (server, files) = serverWithClients(work, clients: 1)
     let file = files[0]
@@ -405,6 +407,7 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
         "/boards/board/history?format=csv&limit=3", "/boards/board/show", "/boards/nope/ops",
     ]
     var statuses: [Int: Int] = [:]
+    var continued = 0
     var state = RawHTTP.boardState(port: server.port)
     for k in 1...count {
         let body = mutate([valid, since, command, move][Int.random(in: 0..<4, using: &rng)])
@@ -412,16 +415,20 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
         if Int.random(in: 0..<8, using: &rng) == 0 { path = String(decoding: mutate(Array(path.utf8)), as: UTF8.self) }
         let method = path.hasSuffix("/ops") || path.hasSuffix("/commands") ? "POST" : "GET"
         let raw = Int.random(in: 0..<10, using: &rng) == 0
+        let expect = Int.random(in: 0..<4, using: &rng) == 0 ? "Expect: 100-continue\r\n" : ""
         let request =
             raw
             ? mutate(
                 Array("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
             : Array(
-                "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+                "\(method) \(path) HTTP/1.1\r\nHost: x\r\n\(expect)Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
                     .utf8) + body
         try? Data(request).write(to: URL(fileURLWithPath: scratch + "/last-request"))
-        let status = RawHTTP.exchange(port: server.port, request)
+        let answer = RawHTTP.answer(
+            port: server.port, request, waitingForContinue: !expect.isEmpty && Bool.random(using: &rng))
+        let status = answer.status
         statuses[status ?? 0, default: 0] += 1
+        if answer.continued { continued += 1 }
         guard server.isRunning else { fail("the server died on request \(k) (saved in \(scratch)/last-request)") }
         // A refused request changed nothing; an accepted one may have.
         let now = RawHTTP.boardState(port: server.port)
@@ -434,7 +441,7 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
     converge(server, files, in: work)
     let summary = statuses.sorted { $0.key < $1.key }.map { "\($0.key == 0 ? "closed" : String($0.key)): \($0.value)" }
     print(
-        "http: \(count) mutated requests, the server up throughout, no refused one changed the board (\(summary.joined(separator: ", ")))"
+        "http: \(count) mutated requests, the server up throughout, no refused one changed the board (\(summary.joined(separator: ", ")); 100 Continue before \(continued) of them)"
     )
 }
 
@@ -464,34 +471,58 @@ enum RawHTTP {
         return socket
     }
 
-    /// Sends a request, reads the answer to the end (for 10 s at most), and returns its status
-    /// (nil when the server closed the connection without one).
-    static func exchange(port: Int, _ request: [UInt8]) -> Int? {
-        answer(port: port, request).status
-    }
-
-    static func answer(port: Int, _ request: [UInt8]) -> (status: Int?, body: String) {
-        guard let socket = connect(port: port) else { return (nil, "") }
+    /// Sends a request, reads the answer to the end (for 10 s at most), and returns its final
+    /// status (nil when the server closed the connection without one) and body, and whether a
+    /// `100 Continue` came before it. With `waitingForContinue`, it sends the head alone first
+    /// and its body only after a `100 Continue` or a second of silence, as curl does (not at all
+    /// when the answer comes first).
+    static func answer(
+        port: Int, _ request: [UInt8], waitingForContinue: Bool = false
+    ) -> (status: Int?, body: String, continued: Bool) {
+        guard let socket = connect(port: port) else { return (nil, "", false) }
         defer { close(socket) }
-        var sent = 0
-        while sent < request.count {
-            let n = request[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { break }
-            sent += n
+        func send(_ bytes: ArraySlice<UInt8>) {
+            var sent = bytes.startIndex
+            while sent < bytes.endIndex {
+                let n = bytes[sent...].withUnsafeBytes {
+                    Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                if n <= 0 { break }
+                sent += n
+            }
         }
-        shutdown(socket, Int32(SHUT_WR))
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        let headEnd = request.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound
+        if waitingForContinue, let headEnd {
+            send(request[..<headEnd])
+            var wait = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            if poll(&wait, 1, 1_000) > 0 {
+                let n = recv(socket, &buffer, buffer.count, 0)
+                if n > 0 { answer += buffer[0..<n] }
+            }
+            if answer.isEmpty || answer.starts(with: Array("HTTP/1.1 100 ".utf8)) { send(request[headEnd...]) }
+        } else {
+            send(request[...])
+        }
+        shutdown(socket, Int32(SHUT_WR))
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let n = recv(socket, &buffer, buffer.count, 0)
             if n <= 0 { break }
             answer += buffer[0..<n]
         }
-        let text = String(decoding: answer, as: UTF8.self)
-        guard text.hasPrefix("HTTP/1.1 "), let code = Int(text.dropFirst(9).prefix(3)) else { return (nil, text) }
+        var text = String(decoding: answer, as: UTF8.self)
+        var continued = false
+        while text.hasPrefix("HTTP/1.1 100 "), let end = text.range(of: "\r\n\r\n") {
+            continued = true
+            text = String(text[end.upperBound...])
+        }
+        guard text.hasPrefix("HTTP/1.1 "), let code = Int(text.dropFirst(9).prefix(3)) else {
+            return (nil, text, continued)
+        }
         let body = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
-        return (code, body)
+        return (code, body, continued)
     }
 
     /// The board's description (`GET /boards/board`): its op count and clock.
