@@ -27,6 +27,10 @@ let package = Package(
         // The server (`magnets serve`): HTTP, its logs, token hashes, clean stops on SIGINT/SIGTERM.
         // swift-configuration support is left out: the server reads its settings from the command line.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        // The live connection (`GET /boards/NAME/live`, `sync FILE URL`): the WebSocket server
+        // and client.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -58,7 +62,21 @@ let package = Package(
         // A board on a server, reached over HTTP: the other side of a file's sync (SPEC §7).
         .target(
             name: "MagnetsRemote",
-            dependencies: ["MagnetsStore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: [
+                "MagnetsStore", "MagnetsLive", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+
+        // The live connection's WebSocket as an exchange channel, for both ends (PROTOCOL.md).
+        .target(
+            name: "MagnetsLive",
+            dependencies: [
+                "MagnetsStore", .product(name: "WSCore", package: "swift-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
 
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
@@ -82,8 +100,9 @@ let package = Package(
         .target(
             name: "MagnetsServer",
             dependencies: [
-                "MagnetsStore", "MagnetsPostgres",
+                "MagnetsStore", "MagnetsPostgres", "MagnetsLive",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -140,11 +159,12 @@ let package = Package(
             exclude: ["Crashers"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
-        // Fixtures/ holds board files of older formats.
+        // Fixtures/ holds board files of older formats; the Python scripts speak the live
+        // connection's protocol by hand (a client and a proxy that cuts connections).
         .testTarget(
             name: "MagnetsCLITests",
             dependencies: ["MagnetsStore", "magnets", .product(name: "GRDB", package: "GRDB.swift")],
-            exclude: ["Fixtures"]),
+            exclude: ["Fixtures", "live_client.py", "cut_proxy.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

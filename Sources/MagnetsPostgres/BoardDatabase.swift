@@ -76,39 +76,47 @@ public final class BoardDatabase: Sendable {
         let (client, address) = (self.client, self.address)
         let wait = ConnectionWait<T>()
         do {
-            return try await withCheckedThrowingContinuation { continuation in
-                wait.begin(continuation)
-                let work = Task {
-                    do {
-                        let value = try await client.withConnection { connection in
-                            guard wait.start(connection) else { throw CancellationError() }
-                            return try await body(connection)
+            // A caller cancelled (a stopping server's listener, its last requests) gives up as
+            // the timer does: the work is cancelled and its connection closed.
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    wait.begin(continuation)
+                    let work = Task {
+                        do {
+                            let value = try await client.withConnection { connection in
+                                guard wait.start(connection) else { throw CancellationError() }
+                                return try await body(connection)
+                            }
+                            wait.finish(.success(value))
+                        } catch {
+                            wait.finish(.failure(error))
                         }
-                        wait.finish(.success(value))
-                    } catch {
-                        wait.finish(.failure(error))
                     }
+                    wait.setTimer(
+                        Task {
+                            try await Task.sleep(for: Self.connectionWait)
+                            let refused = PostgresStoreError.unavailable(
+                                "cannot reach the database at \(address.display) (no connection within 5 s); "
+                                    + "is PostgreSQL running? try again")
+                            if wait.giveUpWaiting(refused) {
+                                work.cancel()
+                                return
+                            }
+                            guard let answerWait else { return }
+                            try await Task.sleep(for: answerWait - Self.connectionWait)
+                            let silent = PostgresStoreError.noAnswer(
+                                "the database at \(address.display) did not answer within "
+                                    + "\(answerWait.components.seconds) s; try again")
+                            if let connection = wait.giveUpRunning(silent) {
+                                work.cancel()
+                                try? await connection.close()
+                            }
+                        })
+                    wait.setWork(work)
+                    if Task.isCancelled { wait.cancel() }
                 }
-                wait.setTimer(
-                    Task {
-                        try await Task.sleep(for: Self.connectionWait)
-                        let refused = PostgresStoreError.unavailable(
-                            "cannot reach the database at \(address.display) (no connection within 5 s); "
-                                + "is PostgreSQL running? try again")
-                        if wait.giveUpWaiting(refused) {
-                            work.cancel()
-                            return
-                        }
-                        guard let answerWait else { return }
-                        try await Task.sleep(for: answerWait - Self.connectionWait)
-                        let silent = PostgresStoreError.noAnswer(
-                            "the database at \(address.display) did not answer within "
-                                + "\(answerWait.components.seconds) s; try again")
-                        if let connection = wait.giveUpRunning(silent) {
-                            work.cancel()
-                            try? await connection.close()
-                        }
-                    })
+            } onCancel: {
+                wait.cancel()
             }
         } catch {
             throw PostgresStoreError.from(error, address: address)
@@ -410,6 +418,21 @@ final class ConnectionWait<T: Sendable>: Sendable {
     private let timer = Mutex<Task<Void, any Error>?>(nil)
 
     func begin(_ continuation: CheckedContinuation<T, any Error>) { phase.withLock { $0 = .waiting(continuation) } }
+
+    private let work = Mutex<Task<Void, Never>?>(nil)
+
+    func setWork(_ task: Task<Void, Never>) { work.withLock { $0 = task } }
+
+    /// The caller was cancelled: ends the wait with `CancellationError`, cancels the work and
+    /// closes its connection when it had one.
+    func cancel() {
+        if giveUpWaiting(CancellationError()) {
+            work.withLock { $0 }?.cancel()
+        } else if let connection = giveUpRunning(CancellationError()) {
+            work.withLock { $0 }?.cancel()
+            Task { try? await connection.close() }
+        }
+    }
 
     func setTimer(_ task: Task<Void, any Error>) {
         let over = phase.withLock { if case .over? = $0 { true } else { false } }

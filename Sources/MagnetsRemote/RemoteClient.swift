@@ -7,14 +7,15 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// A board on a server at `http://HOST:PORT/boards/NAME` (SPEC §7), reached over HTTP/1.1 with
-/// AsyncHTTPClient. Each call blocks its (non-event-loop) thread until the answer is in: the CLI
-/// runs one request at a time.
-public struct RemoteClient: RemoteBoard {
+/// A board on a server at `http://HOST:PORT/boards/NAME` (SPEC §7): its address and token, and
+/// the two requests of its HTTP API a client makes beside the live connection (`LiveClient`):
+/// the board's description, which says why a connection was refused, and the whole log for a
+/// clone, read as it arrives. Each call blocks its (non-event-loop) thread until the answer is in.
+public struct RemoteClient: Sendable {
     /// The board's address, as the user gave it (without a trailing slash).
     public let address: String
     let base: String
-    let token: String?
+    public let token: String?
 
     /// How long a request may take in all; a bundle of hundreds of thousands of ops fits.
     static let timeout: TimeAmount = .seconds(300)
@@ -58,6 +59,7 @@ public struct RemoteClient: RemoteBoard {
         return isLowerOrDigit(first) && name.utf8.allSatisfy { isLowerOrDigit($0) || $0 == 0x5f || $0 == 0x2d }
     }
 
+    /// The board's id and clock (`GET /boards/NAME`).
     public func info() throws -> (boardID: String, clock: VectorClock) {
         let body = try request(.GET, "")
         guard let json = try? JSONParser.parse(body, in: body.indices, maxDepth: 4),
@@ -73,10 +75,8 @@ public struct RemoteClient: RemoteBoard {
         return (id, VectorClock(clock))
     }
 
-    public func ops(since: VectorClock?) throws -> [UInt8] {
-        try request(.GET, RemoteClient.opsPath(since: since))
-    }
-
+    /// `GET …/ops?since=`, read a part at a time as it arrives, so that a long log is never
+    /// held whole.
     public func opsInParts(since: VectorClock?) throws -> any AnswerParts {
         try StreamedAnswer(self, makeRequest(.GET, RemoteClient.opsPath(since: since)))
     }
@@ -86,10 +86,6 @@ public struct RemoteClient: RemoteBoard {
         guard let since, !since.isEmpty else { return "/ops" }
         let text = since.replicas.map { "\($0)=\(since[$0])" }.joined(separator: ",")
         return "/ops?since=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)
-    }
-
-    public func send(_ bundle: Data) throws {
-        _ = try request(.POST, "/ops", body: bundle)
     }
 
     /// One request and its whole answer; a status other than 200 becomes the error the server
@@ -268,7 +264,11 @@ public struct RemoteClient: RemoteBoard {
     /// What a refused request says: the server's one sentence, and what to do about it.
     func refusal(_ status: HTTPResponseStatus, _ body: [UInt8]) -> StoreError {
         let said = (try? JSONParser.parse(body, in: body.indices, maxDepth: 2))?["error"]?.stringValue
-        let reason = said ?? "HTTP \(status.code) \(status.reasonPhrase)"
+        return refusal(status, reason: said ?? "HTTP \(status.code) \(status.reasonPhrase)")
+    }
+
+    /// A refusal with the server's sentence.
+    func refusal(_ status: HTTPResponseStatus, reason: String) -> StoreError {
         switch status {
         case .unauthorized:
             return .refused(

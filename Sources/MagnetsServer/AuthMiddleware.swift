@@ -18,7 +18,7 @@ enum Blocking {
 /// revoked one → 401; a token of another board (whether or not NAME exists), or a read-only
 /// token on a POST → 403; then an unknown board → 404. With `--open` every request may read and
 /// write, and only the 404 remains. The token is read from `Authorization: Bearer`, and on
-/// `/events` only also from `?token=`; it is never logged.
+/// `/events` and `/live` only also from `?token=`; it is never logged.
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = BoardRequestContext
     let boards: any BoardStore
@@ -67,7 +67,8 @@ struct AuthMiddleware: RouterMiddleware {
         }
     }
 
-    /// The bearer token of the request (`?token=` only on `/events`).
+    /// The bearer token of the request (`?token=` only on `/events` and `/live`, which browsers
+    /// cannot give headers).
     static func token(of request: Request) -> String? {
         if let header = request.headers[.authorization] {
             let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
@@ -76,7 +77,8 @@ struct AuthMiddleware: RouterMiddleware {
             }
             return nil
         }
-        if request.uri.path.hasSuffix("/events"), let token = request.uri.queryParameters["token"] {
+        let path = request.uri.path
+        if path.hasSuffix("/events") || path.hasSuffix("/live"), let token = request.uri.queryParameters["token"] {
             return String(token)
         }
         return nil

@@ -1,10 +1,11 @@
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 
 /// The request context of every route: after `AuthMiddleware`, the board the request is about
 /// and what its token lets it do.
-struct BoardRequestContext: RequestContext {
+struct BoardRequestContext: RequestContext, WebSocketRequestContext {
     var coreContext: CoreRequestContextStorage
     /// The board named in the path (set by `AuthMiddleware` before any `/boards/…` route runs).
     var board: (any HostedBoard)?
@@ -15,6 +16,8 @@ struct BoardRequestContext: RequestContext {
     /// The connection the request came on (`AuthMiddleware` tells its `ContinueHandler` when
     /// the body is wanted).
     let channel: any Channel
+    /// The handler of a live connection, once `/live` has accepted the upgrade.
+    let webSocket = WebSocketHandlerReference<Self>()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -23,7 +23,7 @@ protocol BoardStore: Sendable {
 
 /// One board as the routes use it: reads that see every op the store has committed, writes
 /// that are durable before they succeed, and the board's event listeners.
-protocol HostedBoard: AnyObject, Sendable {
+protocol HostedBoard: AnyObject, ExchangeBoard {
     /// The board's name on the server (the URL's NAME).
     var name: String { get }
     /// The board's id, shared by every copy.

@@ -24,7 +24,12 @@ struct EventsRoutes {
                 defer { board.events.unsubscribe(id) }
                 try await writer.write(ByteBuffer(string: ": ready\n\n"))
                 try await withGracefulShutdownHandler {
-                    for await frame in stream { try await writer.write(ByteBuffer(string: frame)) }
+                    for await item in stream {
+                        switch item {
+                        case .op(let json): try await writer.write(ByteBuffer(string: "event: op\ndata: \(json)\n\n"))
+                        case .keepAlive: try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        }
+                    }
                 } onGracefulShutdown: {
                     board.events.unsubscribe(id)
                 }

@@ -1,7 +1,10 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 import Logging
 import MagnetsPostgres
+import MagnetsStore
 import NIOCore
 import ServiceLifecycle
 
@@ -62,15 +65,32 @@ public struct BoardServer: Sendable {
         OpsRoutes(limits: limits).addRoutes(to: group)
         EventsRoutes().addRoutes(to: group)
         CommandRoutes(limits: limits).addRoutes(to: group)
+        LiveRoutes(limits: limits).addRoutes(to: group)
+        // The live connection's upgrade is decided by a router of its own (the same checks).
+        let webSocketRouter = Router(context: BoardRequestContext.self)
+        webSocketRouter.add(middleware: RequestLogMiddleware())
+        LiveRoutes(limits: limits).addUpgrade(
+            to: webSocketRouter.group("boards/:name").add(middleware: AuthMiddleware(boards: boards, open: open)))
 
         let host = self.host
         let limits = self.limits
+        let webSocketResponder = webSocketRouter.buildResponder()
         let app = Application(
             router: router,
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [ContinueHandler(maxBody: limits.maxBody)],
-                    idleTimeout: .init(limits.idleTimeout))),
+            server: HTTPServerBuilder { responder in
+                LiveServerChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: webSocketResponder,
+                        configuration: .init(
+                            http1: .init(
+                                additionalChannelHandlers: [ContinueHandler(maxBody: limits.maxBody)],
+                                idleTimeout: .init(limits.idleTimeout)),
+                            ws: .init(
+                                maxFrameSize: ExchangeMessage.maxSize,
+                                autoPing: .enabled(timePeriod: limits.idleTimeout),
+                                closeTimeout: .seconds(5)))),
+                    idleTimeout: .init(limits.idleTimeout))
+            },
             configuration: .init(address: .hostname(host, port: port), serverName: "magnets"),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -79,9 +99,10 @@ public struct BoardServer: Sendable {
         // does not wait on them; then the server finishes the requests in flight.
         var configuration = ServiceGroupConfiguration(
             services: before + [app] + after + [events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // A stop waits this long for requests in flight, then cancels what is left: a request
-        // given up on while the database was away may never end, nor return its connection.
-        configuration.maximumGracefulShutdownDuration = .seconds(30)
+        // A stop waits this long for requests in flight, then cancels what is left (a client
+        // stalled mid-body, a request given up on while the database was away), so that the
+        // server is gone within 10 s of SIGTERM whatever its clients do (SPEC §7).
+        configuration.maximumGracefulShutdownDuration = .seconds(8)
         let services = ServiceGroup(configuration: configuration)
         defer { boards.closeAll() }
         do {

@@ -29,4 +29,57 @@ extension BoardFile {
         }
         return try BoardFile.open(destination)
     }
+
+    /// Makes a new board file at `destination` from all the ops of a board on a server (`answer`:
+    /// its `GET …/ops`, read as it arrives; `address` names it), under a
+    /// replica id that has no ops there. Refuses an existing `destination`; a failure leaves nothing.
+    /// The ops are read and written as they arrive, `batch` at a time (each a transaction of the
+    /// new file, which is linked into place only when complete), so a long log is never held whole.
+    public static func clone(
+        from answer: any AnswerParts, of address: String, to destination: String, replica: String,
+        batch: Int = 50_000
+    ) throws -> BoardFile {
+        guard Validation.isReplicaID(replica) else {
+            throw StoreError.refused("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+        }
+        guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
+        var reader = OpBundle.Reader(name: "the board at \(address)")
+        var ops: [MagnetsCore.Operation] = []
+        while reader.header == nil, let part = try answer.next() { ops += try reader.read(part) }
+        guard let header = reader.header else {
+            try reader.finish()  // (says why: nothing came, or the header's line was cut short)
+            throw StoreError.badBundle("the board at \(address) sent no bundle")
+        }
+        guard header.clock[replica] == 0 else {
+            throw StoreError.refused("replica id '\(replica)' already has ops on this board; choose a new one")
+        }
+        try create(destination, boardID: header.board, replica: replica) { file in
+            var started = false
+            func take() throws {
+                if started, ops.isEmpty { return }
+                if !started {
+                    guard ops.first?.payload.kind == .createBoard else {
+                        throw StoreError.badBundle(
+                            "the board at \(address) does not start with its board.create op")
+                    }
+                    started = true
+                }
+                _ = try file.importOps((header, ops))
+                ops.removeAll(keepingCapacity: true)
+            }
+            while let part = try answer.next() {
+                ops += try reader.read(part)
+                if ops.count >= batch { try take() }
+            }
+            try reader.finish()
+            try take()
+        }
+        return try open(destination)
+    }
+}
+
+/// An answer read as it arrives: each `next()` gives its next bytes, nil once it is all in.
+/// A failure, or an answer that is a refusal, is thrown by the call that meets it.
+public protocol AnswerParts: AnyObject {
+    func next() throws -> [UInt8]?
 }

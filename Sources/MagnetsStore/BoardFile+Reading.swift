@@ -23,6 +23,17 @@ extension BoardFile {
         }
     }
 
+    /// The file's version vector: how many ops of each replica it holds.
+    public func version() throws -> VectorClock {
+        try read { db in try LogIndex.load(db, complete: false).version }
+    }
+
+    /// A number that moves whenever another connection (another command, another process)
+    /// commits to the file: SQLite's `data_version`. Cheap enough to ask several times a second.
+    public func changeMark() throws -> Int {
+        try mapErrors { try db.read { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 } }
+    }
+
     /// The largest Lamport number in the file (0 when empty).
     public func maxLamport() throws -> Int { try current().maxLamport }
 

@@ -6,20 +6,22 @@ import MagnetsStore
 import NIOCore
 import Synchronization
 
-/// Issue 18's figures, in one run: (a) a 2×50k sync of a file with a server against the same
-/// sync between two files; (b) 32 clients each sending one move at a time to one board and to 32
+/// Issue 18's figures, in one run: (a) 2×50k and 2×200k syncs of a file with a server (one
+/// exchange on the live connection) against the same syncs between two files, and a sync of
+/// one op with a 100,000-op board; (b) 32 clients each sending one move at a time to one board and to 32
 /// boards: acknowledged ops/s and latency; (c) the same 32 clients against a route that only
 /// answers, the ceiling of this machine's HTTP stack.
 enum ServerBenchmark {
-    static func run(m: Int = 50_000, clients: Int = 32, perClient: Int = 100) throws {
+    static func run(m: [Int] = [50_000, 200_000], clients: Int = 32, perClient: Int = 100) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-server-\(getpid())")
             .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let keep = ProcessInfo.processInfo.environment["MAGNETS_BENCH_KEEP"] != nil  // leave the files for a look
         defer { if !keep { try? FileManager.default.removeItem(atPath: scratch) } }
-        if m > 0 { try syncAgainstFiles(m: m, scratch: scratch) }
+        for m in m { try syncAgainstFiles(m: m, scratch: scratch) }
+        if !m.isEmpty { try oneOpSync(scratch: scratch) }
         if clients > 0 { try concurrentClients(clients: clients, perClient: perClient, scratch: scratch) }
-        if m > 0 && clients > 0 { try longHistory(scratch: scratch) }
+        if !m.isEmpty && clients > 0 { try longHistory(scratch: scratch) }
     }
 
     /// `magnets-bench server-history`: part (d) alone.
@@ -98,6 +100,7 @@ enum ServerBenchmark {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var fileTimes: [Double] = []
         var serverTimes: [Double] = []
+        var filePeaks: [Double] = []
         var clientPeaks: [Double] = []
         var serverPeaks: [Double] = []
         var equal = true
@@ -111,6 +114,7 @@ enum ServerBenchmark {
             let run = Measure.spawn(Measure.magnetsBinary, ["sync", ra, rb])
             guard run.status == 0 else { throw BenchError("magnets sync of two files failed") }
             fileTimes.append(run.seconds)
+            filePeaks.append(run.peakMiB)
             // file ↔ server: B is the server's board.
             let served = folder + "/board.magnets"
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: served + suffix) }
@@ -138,10 +142,48 @@ enum ServerBenchmark {
             String(
                 format: "  file ↔ file %.1f ms | file ↔ server %.1f ms | ratio %.2f× (target ≤ 1.3×) | same board: %@",
                 file * 1000, server * 1000, server / file, equal ? "yes" : "NO"))
+        let filePeak = Measure.median(filePeaks)
         print(
             String(
-                format: "  peak RSS: client %.1f MiB, server %.1f MiB (medians; the bundles are %.1f MB each)",
-                Measure.median(clientPeaks), Measure.median(serverPeaks), bundleMegabytes))
+                format:
+                    "  peak RSS: file ↔ file %.1f MiB; client %.1f MiB (%.2f×), server %.1f MiB (%.2f×) (target each ≤ 1.25×; medians; the bundles are %.1f MB each)",
+                filePeak, Measure.median(clientPeaks), Measure.median(clientPeaks) / filePeak,
+                Measure.median(serverPeaks), Measure.median(serverPeaks) / filePeak, bundleMegabytes))
+    }
+
+    /// A sync that moves one op against a board of 100,000: the exchange's fixed cost, whole
+    /// process (a catch-up of nothing must cost about nothing), beside `magnets --version`.
+    static func oneOpSync(scratch: String) throws {
+        let base = try Workloads.base(
+            at: scratch + "/one-base.magnets", magnets: 500, zones: 20, boundaries: 10, scratch: scratch)
+        let board = try base.clone(to: scratch + "/one-board.magnets", replica: "host")
+        try Workloads.importOps(
+            try Workloads.moves(100_000, replica: "host", on: board, seed: 21), into: board, scratch: scratch)
+        let folder = scratch + "/one-served"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: board.path, toPath: folder + "/board.magnets")
+        let mine = try board.clone(to: scratch + "/one-mine.magnets", replica: "alice")
+        for file in [base, board, mine] { try file.close() }
+        let server = try Served(folder: folder)
+        defer { server.stop() }
+        let url = server.url + "/boards/board"
+        var times: [Double] = []
+        var starts: [Double] = []
+        for i in 0..<11 {
+            let pull = Measure.spawn(
+                Measure.magnetsBinary,
+                ["pull", "A", "--color", "red", "--to", "\(100 + i),650", "-b", scratch + "/one-mine.magnets"])
+            guard pull.status == 0 else { throw BenchError("the pull before a one-op sync failed") }
+            let run = Measure.spawn(Measure.magnetsBinary, ["sync", scratch + "/one-mine.magnets", url])
+            guard run.status == 0 else { throw BenchError("a one-op sync failed") }
+            if i > 0 { times.append(run.seconds) }  // (the first opens the board on the server)
+            starts.append(Measure.spawn(Measure.magnetsBinary, ["--version"]).seconds)
+        }
+        print(
+            String(
+                format:
+                    "server (a): a one-op sync with a 100,000-op board, whole process: median %.1f ms of %d (target ≤ 20 ms); `magnets --version` %.1f ms",
+                Measure.median(times) * 1000, times.count, Measure.median(starts) * 1000))
     }
 
     static func withoutReplica(_ json: String) -> String {

@@ -20,9 +20,11 @@ do {
         try SyncAgainstBenchmark.run(other: other, sizes: sizes.isEmpty ? [50_000, 200_000] : sizes)
     case "history": try HistoryBenchmark.run()
     case "server": try ServerBenchmark.run()
-    case "server-load": try ServerBenchmark.run(m: 0)
+    case "server-load": try ServerBenchmark.run(m: [])
+    // magnets-bench server-sync [M…]: part (a) alone (2×50k and 2×200k unless sizes are given).
     case "server-sync":
-        try ServerBenchmark.run(m: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000, clients: 0)
+        let sizes = CommandLine.arguments.dropFirst(2).compactMap { Int($0) }
+        try ServerBenchmark.run(m: sizes.isEmpty ? [50_000, 200_000] : sizes, clients: 0)
     case "server-history": try ServerBenchmark.runLongHistory()
     case "ceiling-server": try ServerBenchmark.ceilingServer()  // started by `server`
     // 32 clients: files, PostgreSQL with one process and with two (issue 22); needs PostgreSQL.

@@ -164,6 +164,13 @@ struct RemoteOptions: ParsableArguments {
     func board(_ address: String) throws -> RemoteClient {
         try RemoteClient(address, token: token ?? Environment.value("MAGNETS_TOKEN"))
     }
+
+    /// A new file from the board at `address`, its whole log read as it arrives.
+    func clone(_ address: String, to destination: String, replica: String) throws -> BoardFile {
+        let board = try board(address)
+        return try BoardFile.clone(
+            from: board.opsInParts(since: nil), of: board.address, to: destination, replica: replica)
+    }
 }
 
 /// Environment variables, each read on its own (`ProcessInfo.environment` copies them all into a

@@ -120,8 +120,8 @@ enum Output {
     }
 
     /// Prints a JSON value (pretty).
-    static func json(_ value: JSONValue) {
-        print(value.serialized(pretty: true))
+    static func json(_ value: JSONValue, pretty: Bool = true) {
+        print(value.serialized(pretty: pretty))
     }
 
     /// `true` when stdout is a terminal.

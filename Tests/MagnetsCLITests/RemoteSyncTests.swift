@@ -105,6 +105,7 @@ struct RemoteSyncTests: ScratchSuite {
         let other = magnets("sync", "other.magnets", url, "--token", rw)
         #expect(other.status == 1 && other.stderr.hasPrefix("error: "), "\(other.stderr)")
         #expect(bytes("other.magnets") == otherBefore)
+        #expect(try shown(server, token: rw) == served)
 
         // A read-only token receives, but may not send.
         must("clone", url, "dora.magnets", "--replica", "dora", "--token", ro)

@@ -151,13 +151,13 @@ final class TestServer {
 
     init(
         _ scratch: ScratchFolder, open: Bool = false, postgres: String? = nil, extra: [String] = [],
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], port: Int = 0
     ) throws {
         self.scratch = scratch
         try? FileManager.default.createDirectory(atPath: scratch.file("boards"), withIntermediateDirectories: true)
         let store = postgres.map { ["--postgres", $0] } ?? ["--dir", "boards"]
         started = scratch.start(
-            ["serve"] + store + ["--port", "0"] + (open ? ["--open"] : []) + extra,
+            ["serve"] + store + ["--port", "\(port)"] + (open ? ["--open"] : []) + extra,
             environment: ScratchFolder.user.merging(environment) { _, given in given })
         guard let line = started.line(), let range = line.range(of: "http://127.0.0.1:"),
             let port = Int(line[range.upperBound...].prefix { $0.isNumber })

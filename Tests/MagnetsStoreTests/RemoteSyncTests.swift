@@ -5,14 +5,15 @@ import Testing
 @testable import MagnetsCore
 @testable import MagnetsStore
 
-/// A board file standing in for a server: the three requests a sync makes, answered by the file
-/// as the server answers them. `failSends` makes the server refuse or lose what it is sent.
-final class FileServer: RemoteBoard {
+/// A board file standing in for a server: its side of the exchange (`ServerExchange`) reads and
+/// writes the file as a hosted board does, and `opsInParts` answers a clone's `GET …/ops`.
+final class FileServer: ExchangeBoard {
     let file: BoardFile
     let address: String
+    /// Lose the server's `done`: the server took the ops, the client never hears it.
     let loseAnswers: Bool
-    /// Runs as the ops are asked for, after `info` answered: another client's sync in between.
-    let meanwhile: (@Sendable () throws -> Void)?
+    /// Runs before the server takes the client's ops: another client's sync in between.
+    let meanwhile: (@Sendable () async throws -> Void)?
 
     /// Answers read in parts are given this many bytes at a time (the last part fewer).
     let partSize: Int?
@@ -20,7 +21,7 @@ final class FileServer: RemoteBoard {
     let damage: (@Sendable ([UInt8]) -> [UInt8])?
 
     init(
-        _ file: BoardFile, loseAnswers: Bool = false, meanwhile: (@Sendable () throws -> Void)? = nil,
+        _ file: BoardFile, loseAnswers: Bool = false, meanwhile: (@Sendable () async throws -> Void)? = nil,
         partSize: Int? = nil, damage: (@Sendable ([UInt8]) -> [UInt8])? = nil
     ) {
         self.file = file
@@ -31,10 +32,16 @@ final class FileServer: RemoteBoard {
         self.damage = damage
     }
 
-    func info() throws -> (boardID: String, clock: VectorClock) { (file.boardID, try file.current().clock) }
+    var boardID: String { file.boardID }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T { try body(file) }
+
+    func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
+        do { try await meanwhile?() } catch { return .failure(error) }
+        return file.write(group: [item])[0]
+    }
 
     func ops(since: VectorClock?) throws -> [UInt8] {
-        try meanwhile?()
         let path = file.path + ".\(UUID().uuidString).bundle"
         defer { unlink(path) }
         try file.exportOps(to: path, since: since)
@@ -43,9 +50,7 @@ final class FileServer: RemoteBoard {
     }
 
     /// Parts of `partSize` bytes, ending anywhere (inside a line, inside a character).
-    func opsInParts(since: VectorClock?) throws -> any AnswerParts {
-        let bytes = try ops(since: since)
-        guard let partSize else { return WholeAnswer(bytes) }
+    func opsInParts() throws -> any AnswerParts {
         final class Parts: AnswerParts {
             var left: ArraySlice<UInt8>
             let size: Int
@@ -56,12 +61,48 @@ final class FileServer: RemoteBoard {
                 return Array(left.prefix(size))
             }
         }
-        return Parts(bytes, size: partSize)
+        let bytes = try ops(since: nil)
+        return Parts(bytes, size: partSize ?? max(1, bytes.count))
+    }
+}
+
+extension BoardFile {
+    /// A clone from a `FileServer`, as `magnets clone URL` makes it.
+    static func clone(
+        from server: FileServer, to destination: String, replica: String, batch: Int = 50_000
+    ) throws -> BoardFile {
+        try clone(from: server.opsInParts(), of: server.address, to: destination, replica: replica, batch: batch)
     }
 
-    func send(_ bundle: Data) throws {
-        _ = try file.importOps(bundle: bundle, name: "the request")
-        if loseAnswers { throw StoreError.failed("the connection dropped before the answer") }
+    /// Syncs `file` with `server` through the exchange both sides of a live connection run,
+    /// over an in-process pipe; as `LiveClient.sync` does over a WebSocket.
+    static func sync(_ file: BoardFile, remote server: FileServer, dryRun: Bool = false) async throws -> SyncReport {
+        let (toServer, toClient) = (MessageQueue<LiveMessage>(), MessageQueue<LiveMessage>())
+        let client = QueuedChannel(inbox: toClient, peer: server.address) { await toServer.push($0) }
+        let lose = server.loseAnswers
+        let serverEnd = QueuedChannel(inbox: toServer, peer: "the client") { message in
+            if lose, case .control(.done) = message {
+                toClient.finish(throwing: ExchangeError.cut("the connection dropped before the answer"))
+            }
+            await toClient.push(message)
+        }
+        let exchange = ServerExchange(
+            board: server, mayWrite: true, limit: 64 << 20, timeout: .seconds(30),
+            refusal: { error in
+                if case StoreError.replicaClash = error { return (409, error.localizedDescription) }
+                return (400, error.localizedDescription)
+            })
+        let serving = Task { try await exchange.run(serverEnd) {} }
+        defer {
+            toServer.finish()
+            serving.cancel()
+        }
+        do {
+            return try await ClientExchange.run(file, over: client, peerName: server.address, dryRun: dryRun)
+        } catch ExchangeError.refused(409, _) {
+            // The server found the clash (it held fewer of the replica): as the file would have.
+            throw StoreError.replicaClash(try #require(file.version().replicas.first { $0 == file.replica }))
+        }
     }
 }
 
@@ -128,7 +169,8 @@ struct RemoteSyncTests: BoardFileMaking {
         let magnets = try server.current().board.sortedMagnets.map(\.id)
         for i in 0..<60 {
             try server.record(author: "s") { _ in
-                .move(magnet: magnets[i % 5], target: .point(Point(x: Double(50 + 13 * i % 900), y: Double(80 + 7 * i))))
+                .move(
+                    magnet: magnets[i % 5], target: .point(Point(x: Double(50 + 13 * i % 900), y: Double(80 + 7 * i))))
             }
         }
         let parted = try BoardFile.clone(
@@ -149,17 +191,18 @@ struct RemoteSyncTests: BoardFileMaking {
                     from: FileServer(server, partSize: 13, damage: late), to: path("late.magnets"), replica: "bob",
                     batch: batch)
             } throws: { "\($0)".contains("op server:51 has a Lamport number not larger") }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
-                "parted.magnets", "parted.magnets-shm", "parted.magnets-wal",
-                "server.magnets", "server.magnets-shm", "server.magnets-wal",
-            ])
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                    "parted.magnets", "parted.magnets-shm", "parted.magnets-wal",
+                    "server.magnets", "server.magnets-shm", "server.magnets-wal",
+                ])
         }
     }
 
     @Test(
         "concurrent edits through a server settle the same conflicts as a file-to-file sync and leave equal, clean files"
     )
-    func conflictsAsBetweenFiles() throws {
+    func conflictsAsBetweenFiles() async throws {
         let (server, alice, bob, m) = try trio()
         // Twins of the clients, synced file to file, tell what the server sync must give.
         let (twinA, twinB) = (
@@ -176,9 +219,9 @@ struct RemoteSyncTests: BoardFileMaking {
         try bob.record(author: "x") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 432, y: 128))) }
         try twinB.record(author: "x") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 432, y: 128))) }
 
-        let first = try BoardFile.sync(alice, remote: FileServer(server))
+        let first = try await BoardFile.sync(alice, remote: FileServer(server))
         #expect(first.intoA == 0 && first.intoB == 3 && first.conflictCount == 0)
-        let second = try BoardFile.sync(bob, remote: FileServer(server))
+        let second = try await BoardFile.sync(bob, remote: FileServer(server))
         let twins = try BoardFile.sync(twinA, twinB)
         #expect(second.intoA == 3 && second.intoB == 3)
         #expect(second.conflictCount == twins.conflictCount && second.conflictCount > 0)
@@ -186,7 +229,7 @@ struct RemoteSyncTests: BoardFileMaking {
             $0.settled.replacingOccurrences(of: "ann:", with: "alice:").replacingOccurrences(of: "bo:", with: "bob:")
         }
         #expect(second.conflicts.map(\.settled) == renamed)
-        let third = try BoardFile.sync(alice, remote: FileServer(server))
+        let third = try await BoardFile.sync(alice, remote: FileServer(server))
         #expect(third.intoA == 3 && third.intoB == 0)
         for file in [alice, bob] {
             #expect(try file.current().board == server.current().board)
@@ -196,24 +239,24 @@ struct RemoteSyncTests: BoardFileMaking {
         #expect(try server.check().isClean)
         #expect(try server.current().board.magnets.count == twinA.current().board.magnets.count)
         // Once more changes nothing.
-        let again = try BoardFile.sync(bob, remote: FileServer(server))
+        let again = try await BoardFile.sync(bob, remote: FileServer(server))
         #expect(again.intoA == 0 && again.intoB == 0)
     }
 
     @Test(
-        "the server taking ops from another client between its description and its ops: the file sends only what it then lacks"
+        "the server taking ops from another client between its hello and the file's bundle: it takes only what it then lacks"
     )
-    func serverChangedMeanwhile() throws {
+    func serverChangedMeanwhile() async throws {
         let (server, alice, bob, m) = try trio()
         for x in [300.0, 310] {
             try bob.record(author: "b") { _ in .move(magnet: m, target: .point(Point(x: x, y: 300))) }
         }
         _ = try BoardFile.sync(alice, bob)  // alice holds bob's two moves, which the server lacks
         try alice.record(author: "a") { _ in .move(magnet: m, target: .point(Point(x: 320, y: 300))) }
-        // The server's description says it lacks bob's moves; by the time its ops are asked for,
-        // bob has given them to it.
-        let busy = FileServer(server, meanwhile: { _ = try BoardFile.sync(bob, remote: FileServer(server)) })
-        let report = try BoardFile.sync(alice, remote: busy)
+        // The server's hello says it lacks bob's moves; by the time it takes alice's bundle, bob
+        // has given them to it: two of the three are skipped.
+        let busy = FileServer(server, meanwhile: { _ = try await BoardFile.sync(bob, remote: FileServer(server)) })
+        let report = try await BoardFile.sync(alice, remote: busy)
         #expect(report.intoA == 0 && report.intoB == 1)
         #expect(try history(alice) == history(server))
         #expect(try alice.check().isClean && server.check().isClean)
@@ -222,50 +265,52 @@ struct RemoteSyncTests: BoardFileMaking {
     @Test(
         "a replica id used for different ops on the file and the server is refused, whichever holds more, with nothing written"
     )
-    func replicaClash() throws {
+    func replicaClash() async throws {
         let (server, alice, _, m) = try trio()
         // A second file that took the name 'alice' too, synced to the server first.
         let impostor = try BoardFile.clone(from: FileServer(server), to: path("impostor.magnets"), replica: "alice")
         try impostor.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 10, y: 10))) }
-        _ = try BoardFile.sync(impostor, remote: FileServer(server))
+        _ = try await BoardFile.sync(impostor, remote: FileServer(server))
         for extra in 0..<2 {
             // extra 0: both hold alice:1 (differently); extra 1: the file holds more of alice.
             for _ in 0...extra {
                 try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
             }
             let (fileBefore, serverBefore) = (try snapshot(alice), try snapshot(server))
-            #expect(throws: StoreError.replicaClash("alice")) { try BoardFile.sync(alice, remote: FileServer(server)) }
+            await #expect(throws: StoreError.replicaClash("alice")) {
+                try await BoardFile.sync(alice, remote: FileServer(server))
+            }
             #expect(try snapshot(alice) == fileBefore && snapshot(server) == serverBefore)
         }
     }
 
     @Test("a dry run reports without writing; a different board is refused")
-    func dryRunAndOtherBoard() throws {
+    func dryRunAndOtherBoard() async throws {
         let (server, alice, _, m) = try trio()
         try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
         try server.record(author: "s") { _ in .move(magnet: m, target: .point(Point(x: 20, y: 600))) }
         let (fileBefore, serverBefore) = (try snapshot(alice), try snapshot(server))
-        let report = try BoardFile.sync(alice, remote: FileServer(server), dryRun: true)
+        let report = try await BoardFile.sync(alice, remote: FileServer(server), dryRun: true)
         #expect(report.intoA == 1 && report.intoB == 1 && report.conflictCount == 1 && report.dryRun)
         #expect(try snapshot(alice) == fileBefore && snapshot(server) == serverBefore)
         let other = try make("other.magnets", replica: "zed")
-        #expect(throws: StoreError.differentBoards(alice.path, FileServer(other).address)) {
-            try BoardFile.sync(alice, remote: FileServer(other))
+        await #expect(throws: StoreError.differentBoards(alice.path, FileServer(other).address)) {
+            try await BoardFile.sync(alice, remote: FileServer(other))
         }
     }
 
     @Test("a lost answer leaves the file as before; the next sync completes the pair without doubling an op")
-    func lostAnswer() throws {
+    func lostAnswer() async throws {
         let (server, alice, _, m) = try trio()
         try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
         try server.record(author: "s") { _ in .move(magnet: m, target: .point(Point(x: 20, y: 600))) }
         let before = try snapshot(alice)
-        #expect(throws: StoreError.failed("the connection dropped before the answer")) {
-            try BoardFile.sync(alice, remote: FileServer(server, loseAnswers: true))
+        await #expect(throws: ExchangeError.cut("the connection dropped before the answer")) {
+            try await BoardFile.sync(alice, remote: FileServer(server, loseAnswers: true))
         }
         #expect(try snapshot(alice) == before)
         #expect(try server.current().clock["alice"] == 1)
-        let report = try BoardFile.sync(alice, remote: FileServer(server))
+        let report = try await BoardFile.sync(alice, remote: FileServer(server))
         #expect(report.intoA == 1 && report.intoB == 0)
         #expect(try alice.current().board == server.current().board && history(alice) == history(server))
         #expect(try alice.check().isClean && server.check().isClean)
@@ -274,7 +319,7 @@ struct RemoteSyncTests: BoardFileMaking {
     @Test(
         "random edits by three clients, each syncing with the server or another client in a seeded order, converge",
         arguments: 0..<12)
-    func convergence(seed: UInt64) throws {
+    func convergence(seed: UInt64) async throws {
         let (server, alice, bob, _) = try trio()
         let carol = try BoardFile.clone(from: FileServer(server), to: path("carol.magnets"), replica: "carol")
         let clients = [alice, bob, carol]
@@ -293,11 +338,11 @@ struct RemoteSyncTests: BoardFileMaking {
                     }
                     return .move(magnet: m.id, target: .point(Point(x: x, y: y)))
                 }
-            case 6..<9: _ = try BoardFile.sync(file, remote: FileServer(server))
+            case 6..<9: _ = try await BoardFile.sync(file, remote: FileServer(server))
             default: _ = try BoardFile.sync(file, clients[Int.random(in: 0..<3, using: &rng)])
             }
         }
-        for file in clients + clients { _ = try BoardFile.sync(file, remote: FileServer(server)) }
+        for file in clients + clients { _ = try await BoardFile.sync(file, remote: FileServer(server)) }
         for file in clients {
             #expect(try file.current().board == server.current().board)
             #expect(try history(file) == history(server))

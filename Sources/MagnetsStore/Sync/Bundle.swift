@@ -400,6 +400,12 @@ public enum OpBundle {
             return ops
         }
 
+        /// Whether every line the header announces is in (`finish` then has nothing to refuse).
+        public var isComplete: Bool {
+            guard let header else { return false }
+            return carry.isEmpty && lines - 1 == header.count
+        }
+
         /// Checks that the bundle ended whole: its last line complete, as many ops as announced.
         public func finish() throws {
             guard let header else {
@@ -509,13 +515,20 @@ extension BoardFile {
         let held: VectorClock
         let bound: VectorClock
         let bounds: [String: Int]?
+        /// The clock of the log the bundle was cut from.
+        public var clock: VectorClock { bound }
         /// The Lamport number the next part starts at; nil once every part has been read.
         public fileprivate(set) var next: Int?
     }
 
     /// Starts a bundle to be read a part at a time: its header, its count, where it starts.
-    public func beginExport(since: VectorClock? = nil) throws -> ExportParts {
+    /// With `probing`, the clock of a peer in a sync exchange, `since` is worked out from it in
+    /// the same snapshot: the ops the peer lacks and the last op of each replica both hold
+    /// (`VectorClock.probing`).
+    public func beginExport(since: VectorClock? = nil, probing peer: VectorClock? = nil) throws -> ExportParts {
         try read { db in
+            var since = since
+            if let peer { since = peer.probing(try LogIndex.load(db).version) }
             let wanted = try exportSelection(since: since, db)
             let count = try OpLog.count(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index)
             return ExportParts(
@@ -564,6 +577,16 @@ extension BoardFile {
             bounds[name] = first - 1
         }
         return ExportSelection(index: index, held: held, bounds: bounds.isEmpty ? nil : bounds)
+    }
+
+    /// How many of `ops` (a parsed bundle's) the file lacks, once they are checked as an import
+    /// checks them; writes nothing. A sync's dry run asks it of the side that would take them.
+    public func admitted(_ ops: [MagnetsCore.Operation]) throws -> Int {
+        do {
+            return try read { db in try Admission.admit(ops, db, index: try LogIndex.load(db)).count }
+        } catch StoreError.invalidOp(let why) {
+            throw StoreError.badBundle(why)
+        }
     }
 
     /// Applies a bundle read from a file, all or nothing (see `importOps(bundle:name:)`).

@@ -96,14 +96,25 @@ extension Magnets {
         @Argument(help: ArgumentHelp("The other.", valueName: "b"), completion: .file(extensions: ["magnets"])) var b:
             String
         @Flag(help: "Say what would move, change nothing.") var dryRun = false
+        @Flag(
+            help:
+                "Keep a file and a board on a server in sync until stopped (Ctrl-C): each op reaches the other side within a second."
+        ) var watch = false
 
         func validate() throws {
             if RemoteClient.isAddress(a) && RemoteClient.isAddress(b) {
                 throw ValidationError("both are boards on servers; sync a file with each of them instead")
             }
+            if watch {
+                guard RemoteClient.isAddress(a) || RemoteClient.isAddress(b) else {
+                    throw ValidationError("--watch keeps a file in sync with a board on a server: give FILE URL")
+                }
+                if dryRun { throw ValidationError("--watch and --dry-run cannot go together") }
+            }
         }
 
         func run() throws {
+            if watch { return try runWatch() }
             let report: SyncReport
             if RemoteClient.isAddress(a) || RemoteClient.isAddress(b) {
                 let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
@@ -113,15 +124,44 @@ extension Magnets {
                         hint: "to make it a copy of the board at \(address): "
                             + Shell.line("magnets", "clone", address, path, "--replica") + " NAME")
                 }
-                let server = try remote.board(address)
+                let live = LiveClient(try remote.board(address))
                 let file = OpenFiles.keep(try BoardFile.open(path))
-                let done = try BoardFile.sync(file, remote: server, dryRun: dryRun)
+                let dryRun = self.dryRun
+                let done = try runAsync { try await live.sync(file, dryRun: dryRun) }
                 // The report names the two in the order given.
                 report = address == a ? done.swapped : done
             } else {
                 report = try syncFiles()
             }
             show(report)
+        }
+
+        /// `--watch FILE URL`: exchanges until SIGINT or SIGTERM, then exit 0.
+        func runWatch() throws {
+            let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw HintedError(
+                    message: "\(path) does not exist; only copies of one board can sync",
+                    hint: "to make it a copy of the board at \(address): "
+                        + Shell.line("magnets", "clone", address, path, "--replica") + " NAME")
+            }
+            let live = LiveClient(try remote.board(address))
+            let file = OpenFiles.keep(try BoardFile.open(path))
+            let json = options.json
+            let watching = Task {
+                try await live.watch(
+                    file,
+                    moved: { report in
+                        show(address == a ? report.swapped : report, json: json)
+                        fflush(nil)
+                    },
+                    say: { line in
+                        FileHandle.standardError.write(Data("magnets sync --watch: \(line)\n".utf8))
+                    })
+            }
+            let stops = StopSignals { watching.cancel() }
+            defer { stops.cancel() }
+            try runAsync { try await watching.value }
         }
 
         /// Two files.
@@ -141,15 +181,16 @@ extension Magnets {
             return try BoardFile.sync(fileA, fileB, dryRun: dryRun)
         }
 
-        func show(_ report: SyncReport) {
-            if options.json {
+        /// The report; with `--watch` each JSON object on one line.
+        func show(_ report: SyncReport, json: Bool? = nil) {
+            if json ?? options.json {
                 Output.json(
                     .object([
                         ("into_a", .int(report.intoA)), ("into_b", .int(report.intoB)),
                         ("conflicts", .int(report.conflictCount)),
                         ("clock", .object(report.clock.replicas.map { ($0, .int(report.clock[$0])) })),
-                        ("dry_run", .bool(dryRun)),
-                    ]))
+                        ("dry_run", .bool(report.dryRun)),
+                    ]), pretty: !watch)
                 return
             }
             let verb = dryRun ? "would give" : "gave"

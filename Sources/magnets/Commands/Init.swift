@@ -72,7 +72,7 @@ extension Magnets {
         func run() throws {
             let copy =
                 RemoteClient.isAddress(source)
-                ? OpenFiles.keep(try BoardFile.clone(from: remote.board(source), to: destination, replica: replica))
+                ? OpenFiles.keep(try remote.clone(source, to: destination, replica: replica))
                 : OpenFiles.keep(
                     try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
             if options.json {

@@ -123,3 +123,23 @@ extension Result where Failure == any Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
+
+/// Calls `stop` on SIGINT or SIGTERM (once each comes) instead of ending the process, until
+/// cancelled: a command that runs until stopped ends its work and exits 0.
+final class StopSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ stop: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: stop)
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}

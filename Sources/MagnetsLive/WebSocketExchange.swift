@@ -1,0 +1,46 @@
+import MagnetsStore
+import NIOCore
+import WSCore
+
+/// Runs `body` with a WebSocket (either end) as an exchange channel: the connection's messages
+/// are read into a bounded queue (`MessageQueue`) as they come, text as control messages
+/// (`ExchangeMessage`, a malformed one ending the reading with its error), binary as bundle
+/// parts; sends go out as whole messages. The reading stops when `body` returns.
+public enum WebSocketExchange {
+    public static func run<T: Sendable>(
+        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, peer: String,
+        _ body: @escaping @Sendable (QueuedChannel) async throws -> T
+    ) async throws -> T {
+        let inbox = MessageQueue<LiveMessage>()
+        let channel = QueuedChannel(inbox: inbox, peer: peer) { message in
+            switch message {
+            case .control(let control): try await outbound.write(.text(control.text))
+            case .part(let bytes): try await outbound.writeBinaryMessage(ByteBuffer(bytes: bytes))
+            }
+        }
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                do {
+                    for try await message in inbound.messages(maxSize: ExchangeMessage.maxSize) {
+                        switch message {
+                        case .binary(let buffer): await inbox.push(.part(Array(buffer.readableBytesView)))
+                        case .text(let text): await inbox.push(.control(try ExchangeMessage(parsing: text)))
+                        }
+                    }
+                    inbox.finish()
+                } catch let error as ExchangeError {
+                    inbox.finish(throwing: error)
+                } catch {
+                    inbox.finish(throwing: ExchangeError.cut("\(peer) broke the connection (\(error))"))
+                }
+                return nil
+            }
+            group.addTask { try await body(channel) }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw ExchangeError.cut("the connection to \(peer) ended")
+        }
+    }
+}

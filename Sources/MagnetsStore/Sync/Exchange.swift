@@ -1,0 +1,323 @@
+import Foundation
+import MagnetsCore
+
+/// One message of a live connection: a control message, or a part of a bundle.
+public enum LiveMessage: Sendable {
+    case control(ExchangeMessage)
+    /// Bytes of the bundle a side sends in an exchange; the parts, in order, make one bundle.
+    case part([UInt8])
+}
+
+/// A live connection as the exchange sees it: messages in order both ways. The server's
+/// WebSocket, the client's, or two ends of one in-process pipe (tests) implement it.
+public protocol ExchangeChannel: Sendable {
+    /// Sends one message; may be called from two tasks at once (whole messages never mix).
+    func send(_ message: LiveMessage) async throws
+    /// The next message, nil once the other side has closed; `ExchangeError.timedOut` when
+    /// none came within `timeout`.
+    func receive(timeout: Duration) async throws -> LiveMessage?
+}
+
+/// A channel whose messages arrive through a queue that a connection's reader fills
+/// (`MessageQueue`), and leave through `sender`.
+public struct QueuedChannel: ExchangeChannel {
+    public let inbox: MessageQueue<LiveMessage>
+    let sender: @Sendable (LiveMessage) async throws -> Void
+    /// Names the other side in a timeout's message.
+    let peer: String
+
+    public init(
+        inbox: MessageQueue<LiveMessage>, peer: String, sender: @escaping @Sendable (LiveMessage) async throws -> Void
+    ) {
+        self.inbox = inbox
+        self.peer = peer
+        self.sender = sender
+    }
+
+    public func send(_ message: LiveMessage) async throws { try await sender(message) }
+
+    public func receive(timeout: Duration) async throws -> LiveMessage? {
+        try await inbox.next(timeout: timeout, what: peer)
+    }
+}
+
+extension ExchangeChannel {
+    func send(_ message: ExchangeMessage) async throws { try await send(.control(message)) }
+
+    /// Sends a bundle in parts of at most `ExchangeMessage.partSize` bytes.
+    func send(bundle: Data) async throws {
+        var start = bundle.startIndex
+        repeat {
+            let end =
+                bundle.index(start, offsetBy: ExchangeMessage.partSize, limitedBy: bundle.endIndex) ?? bundle.endIndex
+            try await send(.part(Array(bundle[start..<end])))
+            start = end
+        } while start < bundle.endIndex
+    }
+
+    /// Reads the other side's bundle to its end (its header's count of ops), checked as `parse`
+    /// checks a bundle, refusing it past `limit` bytes in all. A control message before its
+    /// end is answered by `interrupt`: a refusal ends the exchange, `taken` is let by.
+    func receiveBundle(
+        name: String, limit: Int, timeout: Duration
+    ) async throws -> (header: OpBundle.Header, ops: [MagnetsCore.Operation]) {
+        var reader = OpBundle.Reader(name: name)
+        var ops: [MagnetsCore.Operation] = []
+        var size = 0
+        while !reader.isComplete {
+            guard let message = try await receive(timeout: timeout) else {
+                throw ExchangeError.cut("the connection closed before \(name) came whole")
+            }
+            switch message {
+            case .part(let bytes):
+                size += bytes.count
+                guard size <= limit else {
+                    throw ExchangeError.refused(
+                        status: 413, "\(name) is larger than the limit of \(limit) bytes; nothing was changed")
+                }
+                ops += try reader.read(bytes)
+            case .control(.refuse(let status, let error)): throw ExchangeError.refused(status: status, error)
+            case .control(.taken): continue
+            case .control(let other):
+                throw ExchangeError.malformed("a \(other.kind) message came before \(name) was whole")
+            }
+        }
+        try reader.finish()
+        return (reader.header!, ops)
+    }
+
+    /// The next control message, letting `taken` by; a refusal is thrown.
+    func receiveControl(expecting what: String, timeout: Duration) async throws -> ExchangeMessage {
+        while true {
+            guard let message = try await receive(timeout: timeout) else {
+                throw ExchangeError.cut("the connection closed while waiting for \(what)")
+            }
+            switch message {
+            case .part: throw ExchangeError.malformed("bundle bytes came while waiting for \(what)")
+            case .control(.refuse(let status, let error)): throw ExchangeError.refused(status: status, error)
+            case .control(.taken): continue
+            case .control(let other): return other
+            }
+        }
+    }
+}
+
+extension ExchangeMessage {
+    /// The message's `"type"`.
+    public var kind: String {
+        switch self {
+        case .hello: "hello"
+        case .checked: "checked"
+        case .done: "done"
+        case .refuse: "refuse"
+        case .follow: "follow"
+        case .taken: "taken"
+        }
+    }
+}
+
+/// The client's side of one exchange: a board file syncing with the board at the other end of
+/// `channel` (PROTOCOL.md). Sends its hello, then its bundle while it reads the peer's; checks
+/// the peer's, says so, writes its part while the peer writes its own, and commits on `done`.
+/// Any refusal, malformed message or cut connection rolls the file back and is thrown; the
+/// refusal is sent to the peer when it is this side's.
+public enum ClientExchange {
+    /// How long the client waits for each message of the server's. A `done` may follow a long
+    /// import, so it is waited for longer.
+    public static let timeout: Duration = .seconds(60)
+    public static let doneTimeout: Duration = .seconds(300)
+
+    public static func run(
+        _ file: BoardFile, over channel: some ExchangeChannel, peerName: String, dryRun: Bool,
+        receiveOnly: Bool = false
+    ) async throws -> SyncReport {
+        var exchange = try FileExchange(file, peerName: peerName, dryRun: dryRun, receiveOnly: receiveOnly)
+        do {
+            try await channel.send(.hello(exchange.hello))
+            guard
+                case .hello(let peer) = try await channel.receiveControl(
+                    expecting: "the server's hello", timeout: timeout)
+            else { throw ExchangeError.malformed("\(peerName) did not answer with its hello") }
+            let bundle: Data
+            do { bundle = try exchange.answer(peer) } catch {
+                try? await channel.send(.refuse(status: 400, error: error.localizedDescription))
+                throw error
+            }
+            // The file's bundle goes out while the peer's comes in and is read.
+            let sending = Task { try await channel.send(bundle: bundle) }
+            let received: (header: OpBundle.Header, ops: [MagnetsCore.Operation])
+            do {
+                received = try await channel.receiveBundle(
+                    name: "the answer of \(peerName)", limit: OpBundle.maxBytes, timeout: timeout)
+                try exchange.check(received.header, received.ops)
+                try await sending.value
+            } catch {
+                sending.cancel()
+                if !(error is ExchangeError) {
+                    try? await channel.send(.refuse(status: 400, error: error.localizedDescription))
+                }
+                throw error
+            }
+            try await channel.send(.checked)
+            try exchange.prepare()
+            guard
+                case .done(let done) = try await channel.receiveControl(
+                    expecting: "the server's answer", timeout: doneTimeout)
+            else { throw ExchangeError.malformed("\(peerName) did not answer with done") }
+            return try exchange.commit(done)
+        } catch {
+            exchange.rollback()
+            throw error
+        }
+    }
+}
+
+/// A board as the server's side of an exchange reads and writes it: the same calls the HTTP
+/// routes make (each on the board's turn; a write durable before it returns).
+public protocol ExchangeBoard: Sendable {
+    var boardID: String { get }
+    func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T
+    func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error>
+}
+
+/// The server's side of the exchanges on one live connection (PROTOCOL.md): answers each
+/// client hello with its own and the bundle of what the client lacks, reads the client's
+/// bundle, and once the client has checked the server's, takes the client's ops (all or
+/// nothing, durably, as `POST …/ops` would) and says `done`. Between exchanges it waits for the
+/// next hello, or `follow`. Holds no turn of the board while it waits on the client.
+public struct ServerExchange: Sendable {
+    public let board: any ExchangeBoard
+    /// Whether the client's token may write.
+    public let mayWrite: Bool
+    /// The most bundle bytes a client may send in one exchange (the server's body limit).
+    public let limit: Int
+    /// How long the server waits for a client's next message within an exchange.
+    public let timeout: Duration
+    /// The status and sentence a refusal has on the HTTP API.
+    public let refusal: @Sendable (any Error) -> (status: Int, message: String)
+
+    public init(
+        board: any ExchangeBoard, mayWrite: Bool, limit: Int, timeout: Duration,
+        refusal: @escaping @Sendable (any Error) -> (status: Int, message: String)
+    ) {
+        self.board = board
+        self.mayWrite = mayWrite
+        self.limit = limit
+        self.timeout = timeout
+        self.refusal = refusal
+    }
+
+    /// Serves exchanges until the client closes (returns) or an exchange fails (throws, after
+    /// telling the client why unless the client refused or the connection is gone). `follow`
+    /// is called when the client asks to follow the board.
+    public func run(_ channel: some ExchangeChannel, follow: @Sendable () -> Void) async throws {
+        do {
+            try await serve(channel, follow: follow)
+        } catch {
+            switch error {
+            case ExchangeError.refused, ExchangeError.cut: break
+            default:
+                let (status, sentence) = refusal(error)
+                try? await channel.send(.refuse(status: status, error: sentence))
+            }
+            throw error
+        }
+    }
+
+    private func serve(_ channel: some ExchangeChannel, follow: @Sendable () -> Void) async throws {
+        while true {
+            // Between exchanges a client may stay as long as it likes (pings keep it alive).
+            guard let message = try await channel.receive(timeout: .seconds(365 * 86_400)) else { return }
+            switch message {
+            case .control(.hello(let hello)): try await exchange(hello, channel)
+            case .control(.follow): follow()
+            case .control(.refuse(let status, let error)): throw ExchangeError.refused(status: status, error)
+            case .control(let other):
+                throw ExchangeError.malformed("a \(other.kind) message came outside an exchange (a hello starts one)")
+            case .part:
+                throw ExchangeError.malformed("bundle bytes came outside an exchange (a hello starts one)")
+            }
+        }
+    }
+
+    /// One exchange, from the client's hello on.
+    private func exchange(_ hello: ExchangeMessage.Hello, _ channel: some ExchangeChannel) async throws {
+        let board = self.board
+        guard let clientBoard = hello.board else {
+            throw ExchangeError.malformed("a hello without a board starts no exchange")
+        }
+        guard clientBoard == board.boardID else {
+            // Its hello first, so that the client names the two boards as it knows them.
+            let clock = try await board.read { try $0.version() }
+            try await channel.send(.hello(.init(board: board.boardID, clock: clock, mayWrite: mayWrite)))
+            throw StoreError.differentBoards("the client's file", "this board")
+        }
+        // The ops the client lacks, and the probes, cut in one snapshot whose clock is the hello's.
+        let clientClock = hello.clock
+        let first = try await board.read { try $0.beginExport(probing: clientClock) }
+        let own = first.clock
+        try await channel.send(.hello(.init(board: board.boardID, clock: own, mayWrite: mayWrite)))
+        let sending = Task {
+            var parts = first
+            try await channel.send(.part(Array((parts.header + "\n").utf8)))
+            var out = OpJSONWriter()
+            while parts.next != nil {
+                let (ops, read) = try await board.read { [parts] file in
+                    var parts = parts
+                    return (try file.exportPart(&parts), parts)
+                }
+                parts = read
+                for op in ops {
+                    OpBundle.writeLine(op, to: &out)
+                    if out.json.count >= ExchangeMessage.partSize {
+                        try await channel.send(.part(out.json.withBytes { Array($0) }))
+                        out.json.removeAll()
+                    }
+                }
+            }
+            if out.json.count > 0 { try await channel.send(.part(out.json.withBytes { Array($0) })) }
+        }
+        let received: (header: OpBundle.Header, ops: [MagnetsCore.Operation])
+        do {
+            received = try await channel.receiveBundle(name: "the client's bundle", limit: limit, timeout: timeout)
+            guard received.header.board == board.boardID else {
+                throw StoreError.differentBoards("the client's bundle", "this board")
+            }
+            if !mayWrite, received.ops.contains(where: { !own.covers($0.id) }) {
+                throw ReadOnlyRefusal()
+            }
+            guard case .checked = try await channel.receiveControl(expecting: "the client's check", timeout: timeout)
+            else { throw ExchangeError.malformed("the client did not answer with checked") }
+            try await sending.value
+        } catch {
+            sending.cancel()
+            throw error
+        }
+        if hello.dryRun {
+            let fresh = try await board.read { [received] in try $0.admitted(received.ops) }
+            try await channel.send(
+                .done(.init(accepted: fresh, skipped: received.ops.count - fresh, clock: own)))
+            return
+        }
+        if received.ops.isEmpty {
+            try await channel.send(.done(.init(accepted: 0, skipped: 0, clock: own)))
+            return
+        }
+        switch await board.write(.importOps(header: received.header, ops: received.ops)) {
+        case .failure(let error): throw error
+        case .success(let written):
+            try await channel.send(
+                .done(
+                    .init(
+                        accepted: written.imported?.added ?? 0, skipped: written.imported?.skipped ?? 0,
+                        clock: written.clock)))
+        }
+    }
+}
+
+/// A read-only session's bundle held ops the board lacks (403, as a read-only token's POST).
+public struct ReadOnlyRefusal: LocalizedError, Sendable {
+    public var errorDescription: String? {
+        "the token is read-only: it cannot send ops to the board; nothing was changed (sync with a token that may write)"
+    }
+}

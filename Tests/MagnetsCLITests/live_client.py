@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""A client of a board's live connection written from PROTOCOL.md alone (no magnets code), for
+the tests: a WebSocket client on a plain socket (RFC 6455) and scenarios that speak the protocol
+by hand. Each scenario prints one JSON object with what it saw.
+
+    live_client.py PORT BOARD TOKEN SCENARIO [ARG]
+
+Scenarios:
+    exchange CLOCK_JSON BUNDLE_FILE   hello with CLOCK, read the server's hello and bundle, send
+                                      BUNDLE_FILE as the bundle, checked, read done
+    follow                            an exchange of nothing, then follow; prints the first taken
+    malformed | unknown | early-checked | oversize | stall
+                                      a broken exchange; prints the refusal or the close
+"""
+import base64
+import json
+import os
+import socket
+import struct
+import sys
+import time
+
+
+class Closed(Exception):
+    pass
+
+
+class WebSocket:
+    def __init__(self, port, path, token):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        key = base64.b64encode(os.urandom(16)).decode()
+        head = (
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n"
+        )
+        self.sock.sendall(head.encode())
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            more = self.sock.recv(65536)
+            if not more:
+                raise Closed("closed during the upgrade")
+            self.buffer += more
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        self.status = int(head.split(b" ")[1])
+
+    def _read(self, n):
+        while len(self.buffer) < n:
+            more = self.sock.recv(1 << 20)
+            if not more:
+                raise Closed("closed")
+            self.buffer += more
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+    def send_frame(self, opcode, payload, fin=True):
+        first = (0x80 if fin else 0) | opcode
+        mask = os.urandom(4)
+        n = len(payload)
+        if n < 126:
+            head = struct.pack("!BB", first, 0x80 | n)
+        elif n < 65536:
+            head = struct.pack("!BBH", first, 0x80 | 126, n)
+        else:
+            head = struct.pack("!BBQ", first, 0x80 | 127, n)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload)) if n < 1 << 16 else _mask(payload, mask)
+        self.sock.sendall(head + mask + masked)
+
+    def send_json(self, obj):
+        self.send_frame(1, json.dumps(obj).encode())
+
+    def send_text(self, text):
+        self.send_frame(1, text.encode())
+
+    def send_binary(self, data):
+        self.send_frame(2, data)
+
+    def receive(self):
+        """The next message: ("text", str), ("binary", bytes) or ("close", code)."""
+        parts, kind = [], None
+        while True:
+            first, second = self._read(2)
+            opcode, n = first & 0x0F, second & 0x7F
+            if n == 126:
+                (n,) = struct.unpack("!H", self._read(2))
+            elif n == 127:
+                (n,) = struct.unpack("!Q", self._read(8))
+            payload = self._read(n)
+            if opcode == 8:
+                return ("close", struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None)
+            if opcode == 9:
+                self.send_frame(10, payload)
+                continue
+            if opcode == 10:
+                continue
+            if opcode in (1, 2):
+                kind = "text" if opcode == 1 else "binary"
+            parts.append(payload)
+            if first & 0x80:
+                data = b"".join(parts)
+                return (kind, data.decode() if kind == "text" else data)
+
+    def receive_json(self):
+        kind, data = self.receive()
+        if kind != "text":
+            raise Closed(f"expected a control message, got {kind} {data!r:.80}")
+        return json.loads(data)
+
+    def receive_bundle(self):
+        """The peer's bundle, whole: (header, op lines)."""
+        data = b""
+        while True:
+            kind, part = self.receive()
+            if kind != "binary":
+                raise Closed(f"expected bundle bytes, got {kind} {part!r:.200}")
+            data += part
+            lines = data.split(b"\n")
+            header = json.loads(lines[0]) if len(lines) > 1 else None
+            if header is not None and len(lines) - 2 == header["ops"] and data.endswith(b"\n"):
+                return header, lines[1:-1]
+
+
+def _mask(payload, mask):
+    big = (mask * (len(payload) // 4 + 1))[: len(payload)]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(big, "big")).to_bytes(len(payload), "big")
+
+
+def until_close(ws):
+    """What comes until the connection closes: control messages and the close code."""
+    seen = []
+    try:
+        while True:
+            kind, data = ws.receive()
+            if kind == "close":
+                seen.append({"close": data})
+                return seen
+            seen.append(json.loads(data) if kind == "text" else {"binary": len(data)})
+    except (Closed, OSError) as error:
+        seen.append({"closed": str(error)})
+        return seen
+
+
+def main():
+    port, board, token, scenario = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    ws = WebSocket(port, f"/boards/{board}/live", token)
+    out = {"status": ws.status}
+    if ws.status != 101:
+        print(json.dumps(out))
+        return
+    if scenario == "exchange":
+        clock = json.loads(sys.argv[5])
+        with open(sys.argv[6], "rb") as f:
+            bundle = f.read()
+        board_id = json.loads(bundle.split(b"\n")[0])["board"]
+        ws.send_json({"type": "hello", "protocol": 1, "board": board_id, "clock": clock, "dry_run": False})
+        out["hello"] = ws.receive_json()
+        header, lines = ws.receive_bundle()
+        out["received"] = {"clock": header["clock"], "ops": len(lines)}
+        # The bundle in parts cut at odd places (inside lines), as the protocol allows.
+        for start in range(0, len(bundle), 97):
+            ws.send_binary(bundle[start : start + 97])
+        ws.send_json({"type": "checked"})
+        out["done"] = ws.receive_json()
+    elif scenario == "follow":
+        ws.send_json({"type": "follow"})
+        out["ready"] = True
+        print(json.dumps(out), flush=True)
+        out = {"taken": ws.receive_json()}
+    elif scenario == "malformed":
+        ws.send_text("{this is not json")
+        out["seen"] = until_close(ws)
+    elif scenario == "unknown":
+        ws.send_json({"type": "teleport", "where": "moon"})
+        out["seen"] = until_close(ws)
+    elif scenario == "early-checked":
+        ws.send_json({"type": "checked"})
+        out["seen"] = until_close(ws)
+    elif scenario == "oversize":
+        # Only the head of a 5 MiB frame: the size it announces is refused at once.
+        ws.sock.sendall(struct.pack("!BBQ", 0x82, 0x80 | 127, 5 << 20) + os.urandom(4))
+        out["seen"] = until_close(ws)
+    elif scenario == "stall":
+        # A hello, then nothing: the server gives up on the exchange after its timeout.
+        ws.send_json({"type": "hello", "protocol": 1, "board": sys.argv[5], "clock": {}, "dry_run": False})
+        started = time.time()
+        out["seen"] = until_close(ws)
+        out["seconds"] = round(time.time() - started, 1)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
