@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsCore
 import PostgresNIO
 
 /// Where a PostgreSQL database is, as `--postgres URL` (or `MAGNETS_POSTGRES`) gives it:
@@ -27,10 +28,11 @@ public struct PostgresAddress: Sendable, Equatable {
             scheme == "postgres" || scheme == "postgresql"
         else {
             throw PostgresStoreError.badAddress(
-                "'\(Self.redacted(text))' is not a postgres:// URL (e.g. postgres://USER@HOST:5432/DATABASE)")
+                "'\(Validation.quoted(Self.redacted(text)))' is not a postgres:// URL (e.g. postgres://USER@HOST:5432/DATABASE)"
+            )
         }
         guard let host = url.host, !host.isEmpty else {
-            throw PostgresStoreError.badAddress("'\(Self.redacted(text))' names no host")
+            throw PostgresStoreError.badAddress("'\(Validation.quoted(Self.redacted(text)))' names no host")
         }
         self.host = host
         port = url.port ?? 5432
@@ -42,7 +44,8 @@ public struct PostgresAddress: Sendable, Equatable {
         tls = .prefer
         for item in url.queryItems ?? [] {
             guard item.name == "sslmode" else {
-                throw PostgresStoreError.badAddress("unknown URL parameter '\(item.name)' (only sslmode is read)")
+                throw PostgresStoreError.badAddress(
+                    "unknown URL parameter '\(Validation.quoted(item.name))' (only sslmode is read)")
             }
             guard let mode = item.value.flatMap(TLSMode.init(rawValue:)) else {
                 throw PostgresStoreError.badAddress("sslmode must be disable, prefer or require")

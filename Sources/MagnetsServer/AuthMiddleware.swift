@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPTypes
 import Hummingbird
+import MagnetsCore
 import MagnetsPostgres
 
 /// Runs blocking work (SQLite reads, opening a board file) on a dispatch thread, not on the
@@ -51,7 +52,7 @@ struct AuthMiddleware: RouterMiddleware {
         let found: (any HostedBoard)?
         do { found = try await boards.host(name) } catch { throw APIError.from(error) }
         guard let host = found else {
-            throw APIError(.notFound, "no board '\(name)' on this server")
+            throw APIError(.notFound, "no board '\(Validation.quoted(name))' on this server")
         }
         context.board = host
         // The checks that need no body are passed: a client waiting for `100 Continue` may send it.

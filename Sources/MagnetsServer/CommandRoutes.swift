@@ -78,7 +78,9 @@ struct CommandRoutes {
             let letter = try string("letter")!
             let color = try string("color", required: false)
             if let color, !Validation.isColor(color) {
-                throw APIError(.unprocessableContent, "color '\(color)' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
+                throw APIError(
+                    .unprocessableContent,
+                    "color '\(Validation.quoted(color))' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
             }
             if case .failure(let error) = EditCommand.letter(letter) {
                 throw APIError(.unprocessableContent, error.errorDescription ?? "bad letter")

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import MagnetsCore
 
 /// The server's tokens, in `DIR/server.sqlite` (its own small schema, beside the board files).
 /// A token is shown once, when made; only its SHA-256 hash is kept, with its first characters
@@ -156,7 +157,7 @@ public enum TokenError: LocalizedError, Equatable {
     public var errorDescription: String? {
         switch self {
         case .ambiguous(let prefix, let count):
-            "'\(prefix)' is the start of \(count) tokens; give the whole token"
+            "'\(Validation.quoted(prefix))' is the start of \(count) tokens; give the whole token"
         }
     }
 }

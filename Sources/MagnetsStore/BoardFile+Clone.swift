@@ -10,7 +10,7 @@ extension BoardFile {
     /// temporary name that is linked into place only when complete.
     public func clone(to destination: String, replica newReplica: String) throws -> BoardFile {
         guard Validation.isReplicaID(newReplica) else {
-            throw StoreError.refused("replica id '\(newReplica)' must match [a-z][a-z0-9_]{0,31}")
+            throw StoreError.refused("replica id '\(Validation.quoted(newReplica))' must match [a-z][a-z0-9_]{0,31}")
         }
         guard newReplica != replica else { throw StoreError.sameReplica(newReplica) }
         let known = try current().clock
@@ -40,7 +40,7 @@ extension BoardFile {
         batch: Int = 50_000
     ) throws -> BoardFile {
         guard Validation.isReplicaID(replica) else {
-            throw StoreError.refused("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+            throw StoreError.refused("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
         }
         guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
         var reader = OpBundle.Reader(name: "the board at \(address)")

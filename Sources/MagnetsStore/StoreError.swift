@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsCore
 
 /// Everything the store refuses, with the one line a user sees.
 public enum StoreError: LocalizedError, Equatable, Sendable {
@@ -59,12 +60,12 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
                 "\(a) and \(b) are copies of different boards; sync only copies of one board (made with 'magnets clone')"
         case .replicaClash(let replica):
             return
-                "both files hold different ops under replica id '\(replica)'; one of them was copied instead of cloned — give each copy its own replica with 'magnets clone'"
+                "both files hold different ops under replica id '\(Validation.quoted(replica))'; one of them was copied instead of cloned — give each copy its own replica with 'magnets clone'"
         case .sharedPartDiffers(let a, let b):
             return
                 "\(a) and \(b) disagree about the ops or the board they both hold, so one of them is damaged; sync refused — run 'magnets check' on each ('--repair' rebuilds a damaged board from its log)"
         case .sameReplica(let replica):
-            return "replica id '\(replica)' is the source's own; a clone needs a new replica id"
+            return "replica id '\(Validation.quoted(replica))' is the source's own; a clone needs a new replica id"
         case .badBundle(let why):
             return "bundle refused: \(why)"
         case .invalidOp(let why):

@@ -242,7 +242,7 @@ enum Arguments {
 
     static func color(_ text: String) throws -> String {
         guard Validation.isColor(text) else {
-            throw ValidationError("color '\(text)' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
+            throw ValidationError("color '\(Validation.quoted(text))' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
         }
         return text
     }
@@ -250,7 +250,8 @@ enum Arguments {
     static func name(_ text: String, of what: String) throws -> String {
         guard Validation.isName(text) else {
             throw ValidationError(
-                "\(what) name '\(text)' must be 1–64 characters without spaces, commas, control or format characters")
+                "\(what) name '\(Validation.quoted(text))' must be 1–64 characters without spaces, commas, control or format characters"
+            )
         }
         return text
     }
@@ -276,12 +277,28 @@ extension Arguments {
 
     /// argument-parser's "The value 'V' is invalid for '--to <to>'" with what was expected.
     static func explained(_ message: String) -> String {
+        let message = shortened(message)
         guard message.hasPrefix("The value '"), let range = message.range(of: "' is invalid for '--") else {
             return message
         }
         let option = message[range.upperBound...].prefix { $0.isLetter || $0 == "-" }
         guard let expected = expected[String(option)], !message.contains("\n") else { return message }
         return message + ": expected " + expected
+    }
+
+    /// argument-parser's own messages quote what was typed whole ("The value 'V' is invalid for
+    /// '--to <to>'", "Unexpected argument 'V'"): each quoted part longer than
+    /// `Validation.quoteLimit` is cut as `Validation.quoted` cuts it; the rest is left as it is.
+    static func shortened(_ message: String) -> String {
+        let quoting = [
+            "The value '", "Unexpected argument '", "The option '", "Unknown option '", "Missing value for '",
+        ]
+        guard quoting.contains(where: message.hasPrefix) || message.contains(" unexpected arguments: '") else {
+            return message
+        }
+        return message.split(separator: "'", omittingEmptySubsequences: false)
+            .map { $0.count > Validation.quoteLimit ? Validation.quoted($0) : String($0) }
+            .joined(separator: "'")
     }
 }
 

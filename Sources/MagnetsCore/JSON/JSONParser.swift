@@ -62,7 +62,7 @@ public struct JSONParser {
                 skipSpace()
                 guard i < end, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a key") }
                 let key = try string()
-                if pairs.contains(where: { $0.0 == key }) { throw fail("duplicate key '\(key)'") }
+                if pairs.contains(where: { $0.0 == key }) { throw fail("duplicate key '\(Validation.quoted(key))'") }
                 skipSpace()
                 guard i < end, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 i += 1

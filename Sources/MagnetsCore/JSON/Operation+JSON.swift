@@ -284,7 +284,9 @@ extension Operation {
         var entries: [String: Int] = [:]
         for (replica, count) in clockPairs {
             guard Validation.isReplicaID(replica), let c = count.intValue, c >= 1 else {
-                return .failure(PayloadError("op \(id): clock entry '\(replica)' is not a replica and a count ≥ 1"))
+                return .failure(
+                    PayloadError(
+                        "op \(id): clock entry '\(Validation.quoted(replica))' is not a replica and a count ≥ 1"))
             }
             entries[replica] = c
         }
@@ -298,7 +300,8 @@ extension Operation {
             return .failure(PayloadError("op \(id): 'time' must be milliseconds since 1970"))
         }
         guard let kindName = json["kind"]?.stringValue, let kind = Payload.Kind(rawValue: kindName) else {
-            return .failure(PayloadError("op \(id): unknown kind '\(json["kind"]?.stringValue ?? "?")'"))
+            return .failure(
+                PayloadError("op \(id): unknown kind '\(Validation.quoted(json["kind"]?.stringValue ?? "?"))'"))
         }
         switch Payload.parse(kind: kind, from: json) {
         case .failure(let e): return .failure(PayloadError("op \(id): \(e.description)"))

@@ -53,7 +53,7 @@ public enum Validation {
     /// not whitespace, a control or a format character.
     public static func letterProblem(_ s: String) -> String? {
         guard s.count == 1 else {
-            return s.isEmpty ? "a letter cannot be empty" : "'\(s)' is \(s.count) letters, not one"
+            return s.isEmpty ? "a letter cannot be empty" : "'\(quoted(s))' is \(s.count) letters, not one"
         }
         if s.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
             return "a letter cannot be whitespace"
@@ -147,5 +147,61 @@ extension Validation {
     /// Why `capacity` cannot be a zone's (1…1e6), or `nil`.
     public static func capacityProblem(_ capacity: Int) -> String? {
         (1...maxCapacity).contains(capacity) ? nil : "capacity must be 1…\(maxCapacity)"
+    }
+}
+
+// MARK: - Quoting what a user typed in a message
+
+extension Validation {
+    /// The most characters of a user's text a message quotes back.
+    public static let quoteLimit = 80
+
+    /// `text` as an error or refusal message quotes it: unchanged when it is at most `limit`
+    /// characters (grapheme clusters, not bytes), else its first `limit` characters and `…`; a
+    /// character of very many scalars (a letter under thousands of combining marks) ends it early,
+    /// so what is quoted stays within `8 × limit` scalars. Control characters, line and paragraph
+    /// separators and bidirectional controls are written as escapes (`\n`, `\u{1B}`), so a
+    /// quoted text cannot break a message's line or rewrite the terminal that shows it.
+    public static func quoted(_ text: some StringProtocol, limit: Int = quoteLimit) -> String {
+        let limit = max(0, limit)
+        var out = ""
+        var characters = 0
+        var scalarsLeft = 8 * limit
+        for character in text {
+            if characters == limit { return out + "…" }
+            let scalars = character.unicodeScalars
+            for (n, scalar) in scalars.enumerated() {
+                if n == scalarsLeft { return out + "…" }
+                appendEscaped(scalar, to: &out)
+            }
+            scalarsLeft -= scalars.count
+            characters += 1
+        }
+        return out
+    }
+
+    private static func appendEscaped(_ scalar: Unicode.Scalar, to out: inout String) {
+        switch scalar {
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if isUnsafeInMessage(scalar) {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+
+    /// C0 and C1 controls, DEL, U+2028/U+2029 and the bidirectional marks, embeddings, overrides
+    /// and isolates.
+    private static func isUnsafeInMessage(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+            return true
+        default:
+            return false
+        }
     }
 }

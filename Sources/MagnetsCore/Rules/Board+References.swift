@@ -6,6 +6,7 @@ public struct MagnetReferenceError: Error, Equatable, Sendable, CustomStringConv
     public var ambiguous: Bool
 
     public var description: String {
+        let reference = Validation.quoted(reference)
         let list = candidates.map { "\($0.id) '\($0.letter)'" }.joined(separator: ", ")
         if ambiguous { return "'\(reference)' could be any of several magnets: \(list)" }
         if candidates.isEmpty { return "no magnet '\(reference)' on this board (it has no magnets)" }

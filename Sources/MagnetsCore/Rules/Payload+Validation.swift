@@ -34,9 +34,11 @@ extension Payload {
     /// `nil`. The store runs this on every op read from a file or bundle.
     public var problem: String? {
         if let numeric = numericProblem { return numeric }
+        // What a message quotes of a name, a color or an id: at most 80 characters of it.
+        func q(_ text: String) -> String { Validation.quoted(text) }
         func letterOrColor(_ letter: String, _ color: String) -> String? {
             if let why = Validation.letterProblem(letter) { return why }
-            return Validation.isColor(color) ? nil : "color '\(color)' must match [a-z][a-z0-9-]{0,31}"
+            return Validation.isColor(color) ? nil : "color '\(q(color))' must match [a-z][a-z0-9-]{0,31}"
         }
         switch self {
         case .createBoard(let name, _):
@@ -45,32 +47,35 @@ extension Payload {
         case .trayAdd(let letter, let color, _, _), .pull(let letter, let color, _):
             return letterOrColor(letter, color)
         case .zoneAdd(let zone):
-            if !Validation.isName(zone.name) { return "zone name '\(zone.name)' is not a valid name" }
+            if !Validation.isName(zone.name) { return "zone name '\(q(zone.name))' is not a valid name" }
             if let accepts = zone.accepts {
                 if accepts.isEmpty || accepts.count > 64 { return "a zone accepts 1…64 colors" }
                 if let bad = accepts.first(where: { !Validation.isColor($0) }) {
-                    return "color '\(bad)' must match [a-z][a-z0-9-]{0,31}"
+                    return "color '\(q(bad))' must match [a-z][a-z0-9-]{0,31}"
                 }
             }
             return nil
         case .zoneRemove(let name):
-            return Validation.isName(name) ? nil : "zone name '\(name)' is not a valid name"
+            return Validation.isName(name) ? nil : "zone name '\(q(name))' is not a valid name"
         case .boundaryAdd(let b):
-            return Validation.isName(b.name) ? nil : "boundary name '\(b.name)' is not a valid name"
+            return Validation.isName(b.name) ? nil : "boundary name '\(q(b.name))' is not a valid name"
         case .boundaryRemove(let name):
-            return Validation.isName(name) ? nil : "boundary name '\(name)' is not a valid name"
+            return Validation.isName(name) ? nil : "boundary name '\(q(name))' is not a valid name"
         case .move(let m, _), .returnMagnet(let m):
-            return Validation.isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(m)' is not a magnet id"
+            return Validation.isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(q(m.description))' is not a magnet id"
         case .resize:
             return nil
         case .undo(let target, _, let subject):
-            guard Validation.isReplicaID(target.replica), target.seq >= 1 else { return "'\(target)' is not an op id" }
+            guard Validation.isReplicaID(target.replica), target.seq >= 1 else {
+                return "'\(q(target.description))' is not an op id"
+            }
             switch subject {
             case .magnet(let m):
-                return Validation.isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(m)' is not a magnet id"
+                return Validation.isReplicaID(m.replica) && m.seq >= 1
+                    ? nil : "'\(q(m.description))' is not a magnet id"
             case .tile(let t): return letterOrColor(t.letter, t.color)
             case .zone(let name), .boundary(let name):
-                return Validation.isName(name) ? nil : "name '\(name)' is not a valid name"
+                return Validation.isName(name) ? nil : "name '\(q(name))' is not a valid name"
             case .board: return nil
             }
         }

@@ -57,6 +57,7 @@ public enum EditCommand: Sendable, Equatable {
         let tiles = board.tray.filter { $0.letter == letter }
         if tiles.count == 1 { return tiles[0].color }
         let list = (tiles.isEmpty ? board.tray : tiles).map { "'\($0.letter)' \($0.color)" }.joined(separator: ", ")
+        let letter = Validation.quoted(letter)
         if tiles.isEmpty {
             throw StoreError.refused(
                 board.tray.isEmpty

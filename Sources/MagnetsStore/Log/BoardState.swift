@@ -60,16 +60,18 @@ enum BoardState {
                 return "magnet \(m.id) has values out of range"
             }
         }
-        for zone in board.zones where Payload.zoneAdd(zone).problem != nil { return "zone '\(zone.name)' is invalid" }
+        for zone in board.zones where Payload.zoneAdd(zone).problem != nil {
+            return "zone '\(Validation.quoted(zone.name))' is invalid"
+        }
         for b in board.boundaries where Payload.boundaryAdd(b).problem != nil {
-            return "boundary '\(b.name)' is invalid"
+            return "boundary '\(Validation.quoted(b.name))' is invalid"
         }
         for t in board.tray {
             let count = t.remaining.map { $0 == 0 ? 1 : $0 }
             if Payload.trayAdd(letter: t.letter, color: t.color, size: t.size, count: count).problem != nil
                 || (t.remaining.map { $0 < 0 } ?? false)
             {
-                return "tile '\(t.letter)' \(t.color) is invalid"
+                return "tile '\(Validation.quoted(t.letter))' \(Validation.quoted(t.color)) is invalid"
             }
         }
         return nil

@@ -275,7 +275,7 @@ struct ZoneRecord: Codable, FetchableRecord, PersistableRecord {
         var colors: [String]?
         if let accepts {
             guard case .array(let items)? = try? JSONParser.parse(accepts) else {
-                throw StoreError.mismatch("zone '\(name)': its accepted colors are not a JSON list")
+                throw StoreError.mismatch("zone '\(Validation.quoted(name))': its accepted colors are not a JSON list")
             }
             colors = items.compactMap(\.stringValue)
         }

@@ -41,7 +41,7 @@ extension Magnets {
                         guard !pulled.isEmpty else { throw StoreError.refused(error.description) }
                         guard pulled.count == 1 else {
                             throw StoreError.refused(
-                                "'\(magnet)' was the letter of several magnets, none on the board now: "
+                                "'\(Validation.quoted(magnet))' was the letter of several magnets, none on the board now: "
                                     + pulled.map(\.description).joined(separator: ", ") + " (name one by its id)")
                         }
                         magnetID = pulled[0]

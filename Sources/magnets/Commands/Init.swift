@@ -20,7 +20,7 @@ extension Magnets {
 
         func validate() throws {
             if let replica, !Validation.isReplicaID(replica) {
-                throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+                throw ValidationError("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
             }
             guard Validation.isBoardName(name) else {
                 throw ValidationError("a board name is at most 64 characters, none of them control characters")
@@ -65,7 +65,7 @@ extension Magnets {
 
         func validate() throws {
             guard Validation.isReplicaID(replica) else {
-                throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+                throw ValidationError("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
             }
         }
 

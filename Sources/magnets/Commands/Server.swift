@@ -37,10 +37,10 @@ extension Magnets {
 
             func validate() throws {
                 guard ServerFolder.isBoardName(name) else {
-                    throw ValidationError("board name '\(name)' must match [a-z0-9][a-z0-9_-]{0,63}")
+                    throw ValidationError("board name '\(Validation.quoted(name))' must match [a-z0-9][a-z0-9_-]{0,63}")
                 }
                 guard Validation.isReplicaID(replica) else {
-                    throw ValidationError("replica id '\(replica)' must match [a-z][a-z0-9_]{0,31}")
+                    throw ValidationError("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
                 }
                 if from != nil, width != nil || height != nil {
                     throw ValidationError("--from takes the board as it is: give no --width or --height with it")
@@ -117,7 +117,7 @@ extension Magnets {
 
             func validate() throws {
                 guard ServerFolder.isBoardName(name) else {
-                    throw ValidationError("board name '\(name)' must match [a-z0-9][a-z0-9_-]{0,63}")
+                    throw ValidationError("board name '\(Validation.quoted(name))' must match [a-z0-9][a-z0-9_-]{0,63}")
                 }
                 guard label.count <= 200,
                     !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
