@@ -86,6 +86,8 @@ enum ServerBenchmark {
     // MARK: - (a) file ↔ server against file ↔ file
 
     static func syncAgainstFiles(m: Int, scratch: String) throws {
+        let scratch = scratch + "/sync-\(m)"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let base = try Workloads.base(
             at: scratch + "/base.magnets", magnets: 500, zones: 20, boundaries: 10, scratch: scratch)
         let a = try base.clone(to: scratch + "/a.magnets", replica: "alice")

@@ -519,39 +519,82 @@ extension BoardFile {
         public var clock: VectorClock { bound }
         /// The Lamport number the next part starts at; nil once every part has been read.
         public fileprivate(set) var next: Int?
+        /// The probes not given yet, in replay order (`beginExport(probing:)`).
+        fileprivate var probes: [MagnetsCore.Operation] = []
+        /// Whether every part has been given.
+        public var isDone: Bool { next == nil && probes.isEmpty }
     }
 
     /// Starts a bundle to be read a part at a time: its header, its count, where it starts.
-    /// With `probing`, the clock of a peer in a sync exchange, `since` is worked out from it in
-    /// the same snapshot: the ops the peer lacks and the last op of each replica both hold
-    /// (`VectorClock.probing`).
+    /// With `probing`, the clock of a peer in a sync exchange, it holds the ops that clock lacks
+    /// and, for each replica both hold ops of, the last op both hold (a probe, which the peer
+    /// compares with its own), all cut from the same snapshot. The probes are looked up one by
+    /// one, not read with the rest: a replica both stopped writing long ago would otherwise have
+    /// the log read from its last op on.
     public func beginExport(since: VectorClock? = nil, probing peer: VectorClock? = nil) throws -> ExportParts {
         try read { db in
-            var since = since
-            if let peer { since = peer.probing(try LogIndex.load(db).version) }
-            let wanted = try exportSelection(since: since, db)
+            let wanted = try exportSelection(since: peer ?? since, db)
+            var probes: [MagnetsCore.Operation] = []
+            if let peer {
+                for (name, count) in wanted.index.version.entries where min(count, peer[name]) > 0 {
+                    let id = OpID(replica: name, seq: min(count, peer[name]))
+                    guard let op = try OpLog.op(id, db, index: wanted.index) else {
+                        throw StoreError.invalidOp("op \(id) is missing from the log")
+                    }
+                    probes.append(op)
+                }
+                probes.sort(by: MagnetsCore.Operation.replaysBefore)
+            }
             let count = try OpLog.count(missingFrom: wanted.held, otherLamports: wanted.bounds, db, index: wanted.index)
-            return ExportParts(
-                header: OpBundle.headerLine(board: boardID, clock: wanted.index.version, since: since, count: count),
-                count: count, held: wanted.held, bound: wanted.index.version, bounds: wanted.bounds,
+            var parts = ExportParts(
+                header: OpBundle.headerLine(
+                    board: boardID, clock: wanted.index.version, since: peer ?? since, count: count + probes.count),
+                count: count + probes.count, held: wanted.held, bound: wanted.index.version, bounds: wanted.bounds,
                 next: count > 0 ? 0 : nil)
+            parts.probes = probes
+            return parts
         }
     }
 
     /// The next part of `parts`: about `maxOps` ops (a Lamport number's ops are never split),
-    /// none once `parts.next` is nil.
+    /// none once `parts.isDone`. Probes go in replay order among the rest.
     public func exportPart(_ parts: inout ExportParts, maxOps: Int = 10_000) throws -> [MagnetsCore.Operation] {
-        guard let start = parts.next else { return [] }
-        let (ops, next) = try read { [parts] db in
-            var ops: [MagnetsCore.Operation] = []
-            let next = try OpLog.forEach(
-                missingFrom: parts.held, otherLamports: parts.bounds, within: parts.bound, from: start,
-                limit: maxOps, db, index: try LogIndex.load(db)
-            ) { ops.append($0) }
-            return (ops, next)
+        var ops: [MagnetsCore.Operation] = []
+        if let start = parts.next {
+            let next: Int?
+            (ops, next) = try read { [parts] db in
+                var ops: [MagnetsCore.Operation] = []
+                let next = try OpLog.forEach(
+                    missingFrom: parts.held, otherLamports: parts.bounds, within: parts.bound, from: start,
+                    limit: maxOps, db, index: try LogIndex.load(db)
+                ) { ops.append($0) }
+                return (ops, next)
+            }
+            parts.next = next
         }
-        parts.next = next
-        return ops
+        guard !parts.probes.isEmpty else { return ops }
+        // The probes that sort before this part's end (all of them with the last part).
+        let taken =
+            parts.next == nil
+            ? parts.probes.count
+            : parts.probes.prefix { probe in
+                ops.last.map { MagnetsCore.Operation.replaysBefore(probe, $0) } ?? false
+            }.count
+        guard taken > 0 else { return ops }
+        var merged: [MagnetsCore.Operation] = []
+        merged.reserveCapacity(ops.count + taken)
+        var (i, j) = (0, 0)
+        while i < ops.count || j < taken {
+            if j < taken, i == ops.count || MagnetsCore.Operation.replaysBefore(parts.probes[j], ops[i]) {
+                merged.append(parts.probes[j])
+                j += 1
+            } else {
+                merged.append(ops[i])
+                i += 1
+            }
+        }
+        parts.probes.removeFirst(taken)
+        return merged
     }
 
     /// The ops a bundle cut from a clock holds: everything the log has that the clock (`held`)

@@ -138,19 +138,22 @@ public enum ClientExchange {
                 case .hello(let peer) = try await channel.receiveControl(
                     expecting: "the server's hello", timeout: timeout)
             else { throw ExchangeError.malformed("\(peerName) did not answer with its hello") }
-            let bundle: Data
-            do { bundle = try exchange.answer(peer) } catch {
+            do { try exchange.meet(peer) } catch {
                 try? await channel.send(.refuse(status: 400, error: error.localizedDescription))
                 throw error
             }
-            // The file's bundle goes out while the peer's comes in and is read.
-            let sending = Task { try await channel.send(bundle: bundle) }
-            let received: (header: OpBundle.Header, ops: [MagnetsCore.Operation])
+            // The file's bundle is read, encoded and sent while the peer's comes in and is read.
+            let sender = exchange
+            let sending = Task {
+                let offer = try sender.offer()
+                try await channel.send(bundle: offer.bundle)
+                return offer
+            }
             do {
-                received = try await channel.receiveBundle(
+                let received = try await channel.receiveBundle(
                     name: "the answer of \(peerName)", limit: OpBundle.maxBytes, timeout: timeout)
                 try exchange.check(received.header, received.ops)
-                try await sending.value
+                exchange.offered(try await sending.value)
             } catch {
                 sending.cancel()
                 if !(error is ExchangeError) {
@@ -261,7 +264,7 @@ public struct ServerExchange: Sendable {
             var parts = first
             try await channel.send(.part(Array((parts.header + "\n").utf8)))
             var out = OpJSONWriter()
-            while parts.next != nil {
+            while !parts.isDone {
                 let (ops, read) = try await board.read { [parts] file in
                     var parts = parts
                     return (try file.exportPart(&parts), parts)

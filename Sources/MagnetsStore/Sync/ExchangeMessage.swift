@@ -173,13 +173,4 @@ extension VectorClock {
         }
         self.init(entries)
     }
-
-    /// What a side holding this clock asks of a peer holding `peer`: the ops this clock lacks,
-    /// and for each replica both hold ops of, the last op both hold (`since` one below it), so
-    /// that the asker can compare it with its own and refuse a replica id used for different ops.
-    public func probing(_ peer: VectorClock) -> VectorClock {
-        var asked: [String: Int] = [:]
-        for name in peer.replicas { asked[name] = max(0, Swift.min(self[name], peer[name]) - 1) }
-        return VectorClock(asked)
-    }
 }

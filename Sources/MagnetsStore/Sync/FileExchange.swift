@@ -23,9 +23,13 @@ public struct FileExchange: Sendable {
     /// The Lamport number of the latest probe the peer sent (bounds the shared part of a replay).
     private var probesBound = 0
     private var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+    /// How many ops the file takes (known once `prepare` has begun).
+    private var received = 0
 
     /// With a peer that may not be sent ops (a read-only token), send none rather than refuse.
     let receiveOnly: Bool
+    /// Whether the peer takes ops from this side (its hello says).
+    private var mayWrite = true
 
     /// Locks `file` for the exchange.
     public init(_ file: BoardFile, peerName: String, dryRun: Bool, receiveOnly: Bool = false) throws {
@@ -40,36 +44,52 @@ public struct FileExchange: Sendable {
         ExchangeMessage.Hello(board: session.state.boardID, clock: session.state.clock, dryRun: dryRun)
     }
 
-    /// Step 2, on the peer's hello: the bundle the file sends — the ops the peer lacks, in replay
-    /// order, with the last op of each replica the peer holds fewer of than the file (the peer
-    /// compares it with its own, as the file compares the peer's). A read-only peer session
-    /// (`mayWrite` false) may only receive: a file with ops to send is refused here, before
-    /// anything moves — or, `receiveOnly`, sends none.
-    public mutating func answer(_ peer: ExchangeMessage.Hello) throws -> Data {
+    /// Step 2, on the peer's hello: the two must hold one board. A read-only peer session
+    /// (`mayWrite` false) may only receive: a file holding ops the peer lacks is refused here,
+    /// before anything moves — or, `receiveOnly`, sends none.
+    public mutating func meet(_ peer: ExchangeMessage.Hello) throws {
         let local = session.state
         guard peer.board == local.boardID else { throw StoreError.differentBoards(local.name, peerName) }
         peerClock = peer.clock
+        mayWrite = peer.mayWrite
+        let lacked = local.clock.entries.reduce(0) { $0 + max(0, $1.value - peer.clock[$1.key]) }
+        if !peer.mayWrite, !receiveOnly, lacked > 0 {
+            throw StoreError.refused(
+                "the token is read-only: \(local.name) holds \(lacked) op\(lacked == 1 ? "" : "s") the board at \(peerName) lacks, which it may not send; nothing was changed (sync with a token that may write)"
+            )
+        }
+    }
+
+    /// What the file sends: the ops the peer lacks and their bundle.
+    public struct Offer: Sendable {
+        let ops: [MagnetsCore.Operation]
+        public let bundle: Data
+    }
+
+    /// The bundle the file sends (after `meet`) — the ops the peer lacks, in replay order, with
+    /// the last op of each replica the peer holds fewer of than the file (the peer compares it
+    /// with its own, as the file compares the peer's); none to a read-only peer. Reads and
+    /// encodes, changing nothing, so it may run while the peer's bundle is read; `offered`
+    /// records it.
+    public func offer() throws -> Offer {
+        let local = session.state
+        guard let peerClock else { throw ExchangeError.malformed("an offer before the peer's hello") }
+        guard mayWrite else {
+            return Offer(
+                ops: [], bundle: OpBundle.encode(board: local.boardID, clock: local.clock, since: peerClock, ops: []))
+        }
         let probes = try session.ops(
-            withIDs: peer.clock.replicas.compactMap { name in
-                let held = peer.clock[name]
+            withIDs: peerClock.replicas.compactMap { name in
+                let held = peerClock[name]
                 return held > 0 && held < local.clock[name] ? OpID(replica: name, seq: held) : nil
             }
         ).compactMap { $0 }
         var lamports: [String: Int] = [:]
         for op in probes { lamports[op.id.replica] = op.lamport }
-        intoPeer = try session.ops(notCoveredBy: peer.clock, lamports: lamports)
-        if !peer.mayWrite, receiveOnly {
-            intoPeer = []
-            return OpBundle.encode(board: local.boardID, clock: local.clock, since: peer.clock, ops: [])
-        }
-        if !peer.mayWrite, !intoPeer.isEmpty {
-            throw StoreError.refused(
-                "the token is read-only: \(local.name) holds \(intoPeer.count) op\(intoPeer.count == 1 ? "" : "s") the board at \(peerName) lacks, which it may not send; nothing was changed (sync with a token that may write)"
-            )
-        }
+        let lacked = try session.ops(notCoveredBy: peerClock, lamports: lamports)
         // The probes (a few) merged into the ops (in replay order) as they are written.
         var probesLeft = probes.sorted(by: MagnetsCore.Operation.replaysBefore)[...]
-        var lackedLeft = intoPeer[...]
+        var lackedLeft = lacked[...]
         let sent = AnyIterator<MagnetsCore.Operation> {
             if let probe = probesLeft.first,
                 lackedLeft.first.map({ MagnetsCore.Operation.replaysBefore(probe, $0) }) ?? true
@@ -78,10 +98,15 @@ public struct FileExchange: Sendable {
             }
             return lackedLeft.popFirst()
         }
-        return OpBundle.encode(
-            board: local.boardID, clock: local.clock, since: peer.clock, ops: sent, count: probes.count + intoPeer.count
-        )
+        return Offer(
+            ops: lacked,
+            bundle: OpBundle.encode(
+                board: local.boardID, clock: local.clock, since: peerClock, ops: sent,
+                count: probes.count + lacked.count))
     }
+
+    /// The offer went out.
+    public mutating func offered(_ offer: Offer) { intoPeer = offer.ops }
 
     /// Step 3, once the peer's bundle is read whole: checks it, writing nothing. Its ops held
     /// already must be the very ops held (the probes); the rest are admitted as an import's.
@@ -102,10 +127,12 @@ public struct FileExchange: Sendable {
     /// conflicts) and, unless a dry run, writes it into the open transaction.
     public mutating func prepare() throws {
         guard let peerClock else { throw ExchangeError.malformed("prepare before the peer's hello") }
+        received = intoFile.count
         if !intoFile.isEmpty, !intoPeer.isEmpty {
             let earliest = min(OrderKey(intoFile[0]), OrderKey(intoPeer[0]))
             let part = try session.sharedPart(before: earliest, heldBy: peerClock, lamportBound: probesBound)
             let window = SyncWindow(part.ops, intoA: intoFile, intoB: intoPeer)
+            (intoFile, intoPeer) = ([], [])  // (the window holds the only copy of each op)
             var replay = WindowReplay(part, window, interval: session.checkpointInterval)
             let whole = replay.next(upTo: window.ops.count)
             if !dryRun {
@@ -124,7 +151,7 @@ public struct FileExchange: Sendable {
     public func commit(_ done: ExchangeMessage.Done) throws -> SyncReport {
         if dryRun { session.rollback() } else { try session.commit() }
         return SyncReport(
-            intoA: intoFile.count, intoB: done.accepted, conflictCount: conflicts.count, conflicts: conflicts.listed,
+            intoA: received, intoB: done.accepted, conflictCount: conflicts.count, conflicts: conflicts.listed,
             clock: session.state.clock.merged(with: peerClock ?? VectorClock()), dryRun: dryRun)
     }
 
