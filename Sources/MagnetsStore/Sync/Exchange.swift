@@ -44,15 +44,23 @@ public struct QueuedChannel: ExchangeChannel {
 extension ExchangeChannel {
     func send(_ message: ExchangeMessage) async throws { try await send(.control(message)) }
 
-    /// Sends a bundle in parts of at most `ExchangeMessage.partSize` bytes.
-    func send(bundle: Data) async throws {
-        var start = bundle.startIndex
-        repeat {
-            let end =
-                bundle.index(start, offsetBy: ExchangeMessage.partSize, limitedBy: bundle.endIndex) ?? bundle.endIndex
-            try await send(.part(Array(bundle[start..<end])))
-            start = end
-        } while start < bundle.endIndex
+    /// Sends a bundle (`OpBundle`'s lines) in parts of about `ExchangeMessage.partSize` bytes,
+    /// each sent as soon as it is written: `header` (its line), then the ops of each `next()`
+    /// until it gives none.
+    func sendBundle(header: String, _ next: () async throws -> [MagnetsCore.Operation]?) async throws {
+        var out = OpJSONWriter()
+        out.json.raw(utf8: header + "\n")
+        func flush() async throws {
+            try await send(.part(out.json.withBytes { Array($0) }))
+            out.json.removeAll()
+        }
+        while let ops = try await next() {
+            for op in ops {
+                OpBundle.writeLine(op, to: &out)
+                if out.json.count >= ExchangeMessage.partSize { try await flush() }
+            }
+        }
+        if out.json.count > 0 { try await flush() }
     }
 
     /// Reads the other side's bundle to its end (its header's count of ops), checked as `parse`
@@ -146,7 +154,12 @@ public enum ClientExchange {
             let sender = exchange
             let sending = Task {
                 let offer = try sender.offer()
-                try await channel.send(bundle: offer.bundle)
+                var lines = offer.lines.makeIterator()
+                try await channel.sendBundle(header: offer.header) {
+                    var chunk: [MagnetsCore.Operation] = []
+                    while chunk.count < 10_000, let op = lines.next() { chunk.append(op) }
+                    return chunk.isEmpty ? nil : chunk
+                }
                 return offer
             }
             do {
@@ -261,24 +274,17 @@ public struct ServerExchange: Sendable {
         let own = first.clock
         try await channel.send(.hello(.init(board: board.boardID, clock: own, mayWrite: mayWrite)))
         let sending = Task {
+            // A part of the log at a time, each a turn of its own on the board.
             var parts = first
-            try await channel.send(.part(Array((parts.header + "\n").utf8)))
-            var out = OpJSONWriter()
-            while !parts.isDone {
+            try await channel.sendBundle(header: parts.header) {
+                guard !parts.isDone else { return nil }
                 let (ops, read) = try await board.read { [parts] file in
                     var parts = parts
                     return (try file.exportPart(&parts), parts)
                 }
                 parts = read
-                for op in ops {
-                    OpBundle.writeLine(op, to: &out)
-                    if out.json.count >= ExchangeMessage.partSize {
-                        try await channel.send(.part(out.json.withBytes { Array($0) }))
-                        out.json.removeAll()
-                    }
-                }
+                return ops
             }
-            if out.json.count > 0 { try await channel.send(.part(out.json.withBytes { Array($0) })) }
         }
         let received: (header: OpBundle.Header, ops: [MagnetsCore.Operation])
         do {

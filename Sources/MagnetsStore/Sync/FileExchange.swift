@@ -60,24 +60,39 @@ public struct FileExchange: Sendable {
         }
     }
 
-    /// What the file sends: the ops the peer lacks and their bundle.
+    /// What the file sends: its bundle's header line, the ops the peer lacks (in replay order),
+    /// and the probes to go among them.
     public struct Offer: Sendable {
+        public let header: String
         let ops: [MagnetsCore.Operation]
-        public let bundle: Data
+        let probes: [MagnetsCore.Operation]
+
+        /// The bundle's ops in replay order: the probes (a few) merged into the rest.
+        public var lines: some Sequence<MagnetsCore.Operation> {
+            var probesLeft = probes[...]
+            var opsLeft = ops[...]
+            return AnyIterator<MagnetsCore.Operation> {
+                if let probe = probesLeft.first,
+                    opsLeft.first.map({ MagnetsCore.Operation.replaysBefore(probe, $0) }) ?? true
+                {
+                    return probesLeft.popFirst()
+                }
+                return opsLeft.popFirst()
+            }
+        }
     }
 
-    /// The bundle the file sends (after `meet`) — the ops the peer lacks, in replay order, with
-    /// the last op of each replica the peer holds fewer of than the file (the peer compares it
-    /// with its own, as the file compares the peer's); none to a read-only peer. Reads and
-    /// encodes, changing nothing, so it may run while the peer's bundle is read; `offered`
-    /// records it.
+    /// The bundle the file sends (after `meet`) — the ops the peer lacks, with the last op of
+    /// each replica the peer holds fewer of than the file (the peer compares it with its own,
+    /// as the file compares the peer's); none to a read-only peer. Reads, changing nothing, so
+    /// it may run while the peer's bundle is read; `offered` records it.
     public func offer() throws -> Offer {
         let local = session.state
         guard let peerClock else { throw ExchangeError.malformed("an offer before the peer's hello") }
-        guard mayWrite else {
-            return Offer(
-                ops: [], bundle: OpBundle.encode(board: local.boardID, clock: local.clock, since: peerClock, ops: []))
+        func header(_ count: Int) -> String {
+            OpBundle.headerLine(board: local.boardID, clock: local.clock, since: peerClock, count: count)
         }
+        guard mayWrite else { return Offer(header: header(0), ops: [], probes: []) }
         let probes = try session.ops(
             withIDs: peerClock.replicas.compactMap { name in
                 let held = peerClock[name]
@@ -87,22 +102,9 @@ public struct FileExchange: Sendable {
         var lamports: [String: Int] = [:]
         for op in probes { lamports[op.id.replica] = op.lamport }
         let lacked = try session.ops(notCoveredBy: peerClock, lamports: lamports)
-        // The probes (a few) merged into the ops (in replay order) as they are written.
-        var probesLeft = probes.sorted(by: MagnetsCore.Operation.replaysBefore)[...]
-        var lackedLeft = lacked[...]
-        let sent = AnyIterator<MagnetsCore.Operation> {
-            if let probe = probesLeft.first,
-                lackedLeft.first.map({ MagnetsCore.Operation.replaysBefore(probe, $0) }) ?? true
-            {
-                return probesLeft.popFirst()
-            }
-            return lackedLeft.popFirst()
-        }
         return Offer(
-            ops: lacked,
-            bundle: OpBundle.encode(
-                board: local.boardID, clock: local.clock, since: peerClock, ops: sent,
-                count: probes.count + lacked.count))
+            header: header(probes.count + lacked.count), ops: lacked,
+            probes: probes.sorted(by: MagnetsCore.Operation.replaysBefore))
     }
 
     /// The offer went out.
