@@ -46,6 +46,7 @@ struct AuthMiddleware: RouterMiddleware {
                 throw APIError(.forbidden, "the token is read-only: it cannot change the board")
             }
             context.access = grant.readOnly ? .read : .write
+            context.tokenCheck = TokenCheck(boards: boards, token: token, board: name)
         } else {
             context.access = .write
         }

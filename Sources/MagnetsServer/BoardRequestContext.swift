@@ -11,6 +11,8 @@ struct BoardRequestContext: RequestContext, WebSocketRequestContext {
     var board: (any HostedBoard)?
     /// May the request write?
     var access: Access = .read
+    /// How a long-lived request notices its token revoked (nil with `--open`).
+    var tokenCheck: TokenCheck?
 
     enum Access: Sendable { case read, write }
     /// The connection the request came on (`AuthMiddleware` tells its `ContinueHandler` when

@@ -21,8 +21,10 @@ struct LiveRoutes {
         let limits = self.limits
         group.ws("live") { inbound, outbound, context in
             guard let board = context.requestContext.board else { return }
-            await LiveSession(board: board, mayWrite: context.requestContext.access == .write, limits: limits)
-                .run(inbound, outbound, logger: context.logger)
+            await LiveSession(
+                board: board, mayWrite: context.requestContext.access == .write, limits: limits,
+                tokenCheck: context.requestContext.tokenCheck
+            ).run(inbound, outbound, logger: context.logger)
         }
     }
 
@@ -40,6 +42,8 @@ struct LiveSession {
     let board: any HostedBoard
     let mayWrite: Bool
     let limits: ServerLimits
+    /// Ends the session when its token is revoked.
+    let tokenCheck: TokenCheck?
 
     func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, logger: Logger) async {
         let exchanges = ServerExchange(
@@ -48,6 +52,7 @@ struct LiveSession {
                 if case ExchangeError.malformed(let why) = error { return (400, why) }
                 if case ExchangeError.timedOut(let why) = error { return (408, why) }
                 if let error = error as? ReadOnlyRefusal { return (403, error.localizedDescription) }
+                if let error = error as? TokenRevoked { return (401, error.localizedDescription) }
                 let answer = APIError.from(error)
                 return (Int(answer.status.code), answer.message)
             })
@@ -55,7 +60,10 @@ struct LiveSession {
         let follower = Follower()
         defer { follower.stop() }
         do {
+            let tokenCheck = self.tokenCheck
             try await WebSocketExchange.run(inbound, outbound, peer: "the client") { channel in
+                let revocation = tokenCheck?.watch { channel.inbox.finish(throwing: TokenRevoked()) }
+                defer { revocation?.cancel() }
                 // A stopping server ends the connection: the exchange under way fails, so the
                 // client's file stays as it was, and the next sync heals.
                 try await withGracefulShutdownHandler {

@@ -235,6 +235,35 @@ struct LiveTests: ScratchSuite {
         #expect(run.status == 0 && !run.stderr.contains("error"), "\(run)")
     }
 
+    @Test("revoking a token ends its live connections and event streams within a second or so")
+    func revocationEndsSessions() throws {
+        let (server, url, rw, _) = try served()
+        let other = must("server", "token", "fridge", "--dir", "boards").stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let watcher = scratch.start(["sync", "--watch", "bob.magnets", url, "--token", rw])
+        defer { watcher.kill() }
+        let keeper = scratch.start(["sync", "--watch", "alice.magnets", url, "--token", other])
+        defer { keeper.kill() }
+        let stream = try server.events("fridge", token: rw)
+        Thread.sleep(forTimeInterval: 1)
+        let revoked = Date()
+        must("server", "revoke", String(rw.prefix(12)), "--dir", "boards")
+        #expect(try stream.nextOp() == nil, "the event stream ends")
+        let streamEnded = Date().timeIntervalSince(revoked)
+        let watchEnded = waitFor(5) { !watcher.process.isRunning }
+        #expect(streamEnded < 2.5, "the stream ended after \(streamEnded) s")
+        #expect(watchEnded != nil, "the watcher still runs 5 s after its token was revoked")
+        watcher.kill()
+        let run = watcher.wait()
+        #expect(run.status == 1 && run.stderr.contains("revoked"), "\(run)")
+        // Another token's session goes on.
+        must("pull", "B", "-b", "bob.magnets", "--to", "300,300")
+        _ = try server.post(
+            "/boards/fridge/ops", token: other,
+            Data(must("ops", "export", "-b", "bob.magnets", "--out", "-").stdout.utf8))
+        #expect(waitFor(5) { shownClock("alice.magnets")["bob"] == 1 } != nil, "the other watcher stopped too")
+    }
+
     @Test("serve --dir stops within 10 s of SIGTERM with a live connection, an event stream and a request in flight")
     func stopWithLiveConnections() throws {
         let (server, url, rw, _) = try served()
