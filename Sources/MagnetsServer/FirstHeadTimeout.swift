@@ -2,10 +2,11 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// The server's connections: HTTP/1.1 that may upgrade to the live connection's WebSocket, with
 /// a connection that goes silent before its first request head is whole closed after
-/// `idleTimeout`. (The upgradable pipeline adds the HTTP idle timeout only once that head has
+/// `idleTimeout`, and a first request that cannot be parsed answered 400. (The upgradable pipeline adds the HTTP idle timeout only once that head has
 /// come, so without this a client sending half a head would hold its connection for ever; later
 /// requests on the connection are timed by the HTTP pipeline, and a live connection by its pings.)
 struct LiveServerChannel: ServerChildChannel {
@@ -15,7 +16,12 @@ struct LiveServerChannel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(FirstHeadTimeout(timeout: idleTimeout))
-        }.flatMap { inner.setup(channel: channel, logger: logger) }
+        }.flatMap { inner.setup(channel: channel, logger: logger) }.flatMapThrowing { value in
+            let decoder = try channel.pipeline.syncOperations.handler(
+                type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(FirstHeadParseErrors(), position: .after(decoder))
+            return value
+        }
     }
 
     func handle(value: HTTP1WebSocketUpgradeChannel.Value, logger: Logger) async {
@@ -62,5 +68,38 @@ final class FirstHeadTimeout: ChannelInboundHandler, RemovableChannelHandler {
         timer?.cancel()
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: timeout) { loopBound.value.close(promise: nil) }
+    }
+}
+
+/// Answers a first request that cannot be parsed (a malformed request line or header) with 400
+/// `{"error": …}` and closes the connection, then steps out of the pipeline once a head has been
+/// read whole. The upgradable pipeline handles no parse error before it has decided whether the
+/// connection upgrades, so without this such a connection got no answer and stayed open; later
+/// requests' are Hummingbird's.
+final class FirstHeadParseErrors: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let isHead = if case .head = unwrapInboundIn(data) { true } else { false }
+        context.fireChannelRead(data)
+        if isHead { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError else { return context.fireErrorCaught(error) }
+        var body = ByteBuffer(string: #"{"error": "the request could not be read as HTTP/1.1"}"# + "\n")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "Connection", value: "close")
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))),
+            promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        body.clear()
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 }

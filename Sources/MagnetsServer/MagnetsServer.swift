@@ -66,6 +66,9 @@ public struct BoardServer: Sendable {
         EventsRoutes().addRoutes(to: group)
         CommandRoutes(limits: limits).addRoutes(to: group)
         LiveRoutes(limits: limits).addRoutes(to: group)
+        // Then what no route takes, answered as the API's errors are (405, 404, 501).
+        FallbackRoutes.addMethodNotAllowed(to: router, group: group, at: "boards/:name")
+        router.add(middleware: NotFoundMiddleware())
         // The live connection's upgrade is decided by a router of its own (the same checks).
         let webSocketRouter = Router(context: BoardRequestContext.self)
         webSocketRouter.add(middleware: RequestLogMiddleware())
