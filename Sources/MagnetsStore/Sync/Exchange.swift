@@ -64,8 +64,8 @@ extension ExchangeChannel {
     }
 
     /// Reads the other side's bundle to its end (its header's count of ops), checked as `parse`
-    /// checks a bundle, refusing it past `limit` bytes in all. A control message before its
-    /// end is answered by `interrupt`: a refusal ends the exchange, `taken` is let by.
+    /// checks a bundle, refusing it past `limit` bytes in all. Of the control messages that may
+    /// come before its end, a refusal ends the exchange and `taken` is let by.
     func receiveBundle(
         name: String, limit: Int, timeout: Duration
     ) async throws -> (header: OpBundle.Header, ops: [MagnetsCore.Operation]) {
@@ -170,7 +170,8 @@ public enum ClientExchange {
             } catch {
                 sending.cancel()
                 if !(error is ExchangeError) {
-                    try? await channel.send(.refuse(status: 400, error: error.localizedDescription))
+                    let status = if case StoreError.replicaClash = error { 409 } else { 400 }
+                    try? await channel.send(.refuse(status: status, error: error.localizedDescription))
                 }
                 throw error
             }
