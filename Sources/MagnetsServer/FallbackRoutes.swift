@@ -26,11 +26,8 @@ import MagnetsCore
 /// then `…`); the query never is (it may carry a token on `/events`).
 ///
 /// A request the HTTP parser refuses (a malformed request line or header, a method it does not
-/// know such as `FOO`) never reaches the router, and the router has no hook for it. Plain
-/// `HTTP1Channel` would answer it 400 with an empty body (`HTTPChannelHandler.handleHTTP`); here,
-/// under `HTTP1WebSocketUpgradeChannel`, NIO's upgrade handler waits for a head that never comes,
-/// so such a request gets no answer. Answering it would take a channel handler of our own after the
-/// HTTP decoder (catching `HTTPParserError` in `errorCaught`), not a route.
+/// know such as `FOO`) never reaches the router: the first on a connection is answered 400 by
+/// `FirstHeadParseErrors`, later ones by Hummingbird.
 enum FallbackRoutes {
     /// The methods the server knows: a path that takes some of them answers 405 to the others.
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace]
