@@ -22,10 +22,7 @@ struct LiveTests: ScratchSuite {
         must("tray", "add", "ABCD", "--unlimited", "-b", "alice.magnets")
         must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
         must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
-        let rw = must("server", "token", "fridge", "--dir", "boards").stdout.trimmingCharacters(
-            in: .whitespacesAndNewlines)
-        let ro = must("server", "token", "fridge", "--read-only", "--dir", "boards").stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let (rw, ro) = (serverToken("fridge"), serverToken("fridge", readOnly: true))
         let server = try TestServer(scratch, extra: extra, port: port)
         let url = "http://127.0.0.1:\(server.port)/boards/fridge"
         must("clone", url, "bob.magnets", "--replica", "bob", "--token", rw)
@@ -43,19 +40,12 @@ struct LiveTests: ScratchSuite {
         return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
     }
 
-    /// `show --json` of a file or the server's `GET …/show`, keys sorted, without the replica id.
-    func comparable(_ data: Data) throws -> String {
-        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        var board = object["board"] as? [String: Any] ?? [:]
-        board["replica"] = nil
-        object["board"] = board
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+    func shown(_ file: String) throws -> String {
+        try withoutReplica(Data(must("show", "--json", "-b", file).stdout.utf8))
     }
 
-    func shown(_ file: String) throws -> String { try comparable(Data(must("show", "--json", "-b", file).stdout.utf8)) }
-
     func shown(_ server: TestServer, _ token: String) throws -> String {
-        try comparable(try server.get("/boards/fridge/show", token: token).body)
+        try withoutReplica(try server.get("/boards/fridge/show", token: token).body)
     }
 
     /// How many ops the server's board holds.
@@ -238,8 +228,7 @@ struct LiveTests: ScratchSuite {
     @Test("revoking a token ends its live connections and event streams within a second or so")
     func revocationEndsSessions() throws {
         let (server, url, rw, _) = try served()
-        let other = must("server", "token", "fridge", "--dir", "boards").stdout.trimmingCharacters(
-            in: .whitespacesAndNewlines)
+        let other = serverToken("fridge")
         let watcher = scratch.start(["sync", "--watch", "bob.magnets", url, "--token", rw])
         defer { watcher.kill() }
         let keeper = scratch.start(["sync", "--watch", "alice.magnets", url, "--token", other])

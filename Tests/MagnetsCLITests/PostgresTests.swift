@@ -22,24 +22,14 @@ struct PostgresTests: ScratchSuite {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// `show --json` of a file or a server's `GET …/show`, keys sorted, without the replica id
-    /// of the copy (all that copies of one board may differ in).
-    func comparable(_ data: Data) throws -> String {
-        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        var board = object["board"] as? [String: Any] ?? [:]
-        board["replica"] = nil
-        object["board"] = board
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
-    }
-
     func shown(_ file: String) throws -> String {
-        try comparable(Data(must("show", "--json", "-b", file).stdout.utf8))
+        try withoutReplica(Data(must("show", "--json", "-b", file).stdout.utf8))
     }
 
     func shown(_ server: TestServer, token: String) throws -> String {
         let reply = try server.get("/boards/fridge/show", token: token)
         #expect(reply.status == 200, "\(reply.text)")
-        return try comparable(reply.body)
+        return try withoutReplica(reply.body)
     }
 
     /// The server's clock for the board.

@@ -15,10 +15,7 @@ struct RemoteSyncTests: ScratchSuite {
         must("zone", "add", "slot", "--rect", "400,100,60,60", "--capacity", "1", "-b", "alice.magnets")
         must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
         must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
-        let rw = must("server", "token", "fridge", "--dir", "boards").stdout.trimmingCharacters(
-            in: .whitespacesAndNewlines)
-        let ro = must("server", "token", "fridge", "--read-only", "--dir", "boards").stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let (rw, ro) = (serverToken("fridge"), serverToken("fridge", readOnly: true))
         let server = try TestServer(scratch)
         return (server, "http://127.0.0.1:\(server.port)/boards/fridge", rw, ro)
     }

@@ -274,3 +274,23 @@ final class EventStream {
         return nil
     }
 }
+
+// MARK: - What the server tests share
+
+extension ScratchSuite {
+    /// A new token for board `board` in `boards/` (read-only when asked).
+    func serverToken(_ board: String, readOnly: Bool = false) -> String {
+        must(["server", "token", board, "--dir", "boards"] + (readOnly ? ["--read-only"] : [])).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `show --json` of a file or a server's `GET …/show`, keys sorted, without the replica id
+    /// of the copy (all that copies of one board may differ in).
+    func withoutReplica(_ data: Data) throws -> String {
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var board = object["board"] as? [String: Any] ?? [:]
+        board["replica"] = nil
+        object["board"] = board
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+    }
+}

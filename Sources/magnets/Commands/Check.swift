@@ -118,12 +118,7 @@ extension Magnets {
             let report: SyncReport
             if RemoteClient.isAddress(a) || RemoteClient.isAddress(b) {
                 let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
-                guard FileManager.default.fileExists(atPath: path) else {
-                    throw HintedError(
-                        message: "\(path) does not exist; only copies of one board can sync",
-                        hint: "to make it a copy of the board at \(address): "
-                            + Shell.line("magnets", "clone", address, path, "--replica") + " NAME")
-                }
+                try requireCopy(path, of: address)
                 let live = LiveClient(try remote.board(address))
                 let file = OpenFiles.keep(try BoardFile.open(path))
                 let dryRun = self.dryRun
@@ -136,15 +131,20 @@ extension Magnets {
             show(report)
         }
 
-        /// `--watch FILE URL`: exchanges until SIGINT or SIGTERM, then exit 0.
-        func runWatch() throws {
-            let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
+        /// A file to sync with the board at `address` must exist: a new file is never a copy of it.
+        func requireCopy(_ path: String, of address: String) throws {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw HintedError(
                     message: "\(path) does not exist; only copies of one board can sync",
                     hint: "to make it a copy of the board at \(address): "
                         + Shell.line("magnets", "clone", address, path, "--replica") + " NAME")
             }
+        }
+
+        /// `--watch FILE URL`: exchanges until SIGINT or SIGTERM, then exit 0.
+        func runWatch() throws {
+            let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
+            try requireCopy(path, of: address)
             let live = LiveClient(try remote.board(address))
             let file = OpenFiles.keep(try BoardFile.open(path))
             let json = options.json
