@@ -43,20 +43,13 @@ public struct RemoteClient: Sendable {
             let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil
         else { throw StoreError.refused("'\(address)' is not a board's address (http://HOST:PORT/boards/NAME)") }
         let parts = url.path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].isEmpty, parts[1] == "boards", RemoteClient.isBoardName(parts[2]) else {
+        guard parts.count == 3, parts[0].isEmpty, parts[1] == "boards", Validation.isServerBoardName(parts[2]) else {
             throw StoreError.refused(
                 "'\(address)' is not a board's address: it must end in /boards/NAME, NAME as [a-z0-9][a-z0-9_-]{0,63}")
         }
         self.address = text
         self.base = text
         self.token = token.flatMap { $0.isEmpty ? nil : $0 }
-    }
-
-    /// A board name on a server: `[a-z0-9][a-z0-9_-]{0,63}`.
-    static func isBoardName(_ name: Substring) -> Bool {
-        guard let first = name.utf8.first, (1...64).contains(name.utf8.count) else { return false }
-        func isLowerOrDigit(_ c: UInt8) -> Bool { (0x61...0x7a).contains(c) || (0x30...0x39).contains(c) }
-        return isLowerOrDigit(first) && name.utf8.allSatisfy { isLowerOrDigit($0) || $0 == 0x5f || $0 == 0x2d }
     }
 
     /// The board's id and clock (`GET /boards/NAME`).

@@ -68,12 +68,7 @@ final class BoardDirectory: BoardStore {
     }
 
     /// `[a-z0-9][a-z0-9_-]{0,63}` (SPEC §7).
-    static func isBoardName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count) else { return false }
-        func alnum(_ b: UInt8) -> Bool { (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) }
-        return alnum(bytes[0]) && bytes.dropFirst().allSatisfy { alnum($0) || $0 == 0x5F || $0 == 0x2D }
-    }
+    static func isBoardName(_ name: String) -> Bool { Validation.isServerBoardName(name) }
 
     func path(of name: String) -> String { directory + "/" + name + ".magnets" }
 

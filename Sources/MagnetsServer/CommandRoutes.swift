@@ -70,18 +70,12 @@ struct CommandRoutes {
         }
         guard let kind = try string("kind") else { throw APIError(.badRequest, "the command lacks \"kind\"") }
         let author = try string("author")!
-        guard Validation.isAuthor(author) else {
-            throw APIError(.unprocessableContent, "an author name is 1–64 characters with no control characters")
-        }
+        if let problem = Validation.authorProblem(author) { throw APIError(.unprocessableContent, problem) }
         switch kind {
         case "pull":
             let letter = try string("letter")!
             let color = try string("color", required: false)
-            if let color, !Validation.isColor(color) {
-                throw APIError(
-                    .unprocessableContent,
-                    "color '\(Validation.quoted(color))' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
-            }
+            if let problem = color.flatMap(Validation.colorProblem) { throw APIError(.unprocessableContent, problem) }
             if case .failure(let error) = EditCommand.letter(letter) {
                 throw APIError(.unprocessableContent, error.errorDescription ?? "bad letter")
             }

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import MagnetsCore
 import MagnetsPostgres
 import MagnetsStore
 import NIOCore
@@ -154,9 +155,6 @@ public struct ServerFolder: Sendable {
         self.directory = directory
     }
 
-    /// Board names on a server: `[a-z0-9][a-z0-9_-]{0,63}` (SPEC §7).
-    public static func isBoardName(_ name: String) -> Bool { BoardDirectory.isBoardName(name) }
-
     /// The file of board `name`.
     public func boardPath(_ name: String) -> String { directory + "/" + name + ".magnets" }
 
@@ -164,7 +162,7 @@ public struct ServerFolder: Sendable {
     public func boardNames() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.filter { $0.hasSuffix(".magnets") }.map { String($0.dropLast(".magnets".count)) }
-            .filter(Self.isBoardName).sorted()
+            .filter(Validation.isServerBoardName).sorted()
     }
 
     /// The token store (created in the folder when it has none).

@@ -9,9 +9,7 @@ extension BoardFile {
     /// SQLite's backup API from one consistent snapshot, then given its replica id, all under a
     /// temporary name that is linked into place only when complete.
     public func clone(to destination: String, replica newReplica: String) throws -> BoardFile {
-        guard Validation.isReplicaID(newReplica) else {
-            throw StoreError.refused("replica id '\(Validation.quoted(newReplica))' must match [a-z][a-z0-9_]{0,31}")
-        }
+        if let problem = Validation.replicaIDProblem(newReplica) { throw StoreError.refused(problem) }
         guard newReplica != replica else { throw StoreError.sameReplica(newReplica) }
         let known = try current().clock
         guard known[newReplica] == 0 else {
@@ -39,9 +37,7 @@ extension BoardFile {
         from answer: any AnswerParts, of address: String, to destination: String, replica: String,
         batch: Int = 50_000
     ) throws -> BoardFile {
-        guard Validation.isReplicaID(replica) else {
-            throw StoreError.refused("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
-        }
+        if let problem = Validation.replicaIDProblem(replica) { throw StoreError.refused(problem) }
         guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
         var reader = OpBundle.Reader(name: "the board at \(address)")
         var ops: [MagnetsCore.Operation] = []

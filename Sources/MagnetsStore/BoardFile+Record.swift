@@ -58,9 +58,7 @@ extension BoardFile {
         let (board, count) = try recent?.current ?? BoardState.loadState(db, index: index)
         let payload = try make(board, db, index)
         if let problem = payload.problem { throw StoreError.refused(problem) }
-        guard Validation.isAuthor(author) else {
-            throw StoreError.refused("an author name is 1–64 characters with no control characters")
-        }
+        if let problem = Validation.authorProblem(author) { throw StoreError.refused(problem) }
         guard index.maxLamport < OpKey.maxLamport else {
             throw StoreError.invalidOp(
                 "its largest Lamport number is at the limit (2^46 − 1) — run 'magnets check'")

@@ -205,9 +205,7 @@ enum Arguments {
     }
 
     static func checkAuthor(_ name: String) throws {
-        guard Validation.isAuthor(name) else {
-            throw ValidationError("--as must be 1–64 characters with no control characters")
-        }
+        if let problem = Validation.authorProblem(name) { throw ValidationError("--as: \(problem)") }
     }
 
     /// The login name, if there is one.
@@ -241,18 +239,12 @@ enum Arguments {
     }
 
     static func color(_ text: String) throws -> String {
-        guard Validation.isColor(text) else {
-            throw ValidationError("color '\(Validation.quoted(text))' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
-        }
+        if let problem = Validation.colorProblem(text) { throw ValidationError(problem) }
         return text
     }
 
     static func name(_ text: String, of what: String) throws -> String {
-        guard Validation.isName(text) else {
-            throw ValidationError(
-                "\(what) name '\(Validation.quoted(text))' must be 1–64 characters without spaces, commas, control or format characters"
-            )
-        }
+        if let problem = Validation.nameProblem(text, of: what) { throw ValidationError(problem) }
         return text
     }
 }

@@ -148,9 +148,9 @@ struct JSONWriterTests {
         var random = Random(state: 2)
         for _ in 0..<20_000 {
             let event = random.event()
-            var json = JSONWriter()
-            event.write(to: &json)
-            #expect(text(json) == event.json.serialized(), "\(event)")
+            var writer = OpJSONWriter()
+            writer.write(event)
+            #expect(text(writer.json) == event.json.serialized(), "\(event)")
         }
     }
 

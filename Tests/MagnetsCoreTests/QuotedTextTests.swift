@@ -57,8 +57,11 @@ struct QuotedTextTests {
         #expect(Validation.letterProblem(long) == "'\(long.prefix(80))…' is 10000 letters, not one")
         #expect(Validation.letterProblem("AB") == "'AB' is 2 letters, not one")
         let pull = Payload.pull(letter: "A", color: long, target: .point(Point(x: 1, y: 1)))
-        #expect(pull.problem == "color '\(long.prefix(80))…' must match [a-z][a-z0-9-]{0,31}")
-        #expect(Payload.zoneRemove(name: long).problem == "zone name '\(long.prefix(80))…' is not a valid name")
+        #expect(pull.problem == "color '\(long.prefix(80))…' must match [a-z][a-z0-9-]{0,31} (e.g. red)")
+        #expect(
+            Payload.zoneRemove(name: long).problem
+                == "zone name '\(long.prefix(80))…' must be 1–64 characters without spaces, commas, control or format characters"
+        )
         guard case .failure(let error) = Board().resolveMagnet(long) else {
             Issue.record("\(long.prefix(10))… names a magnet")
             return

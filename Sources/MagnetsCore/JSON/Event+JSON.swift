@@ -1,118 +1,66 @@
 extension Event {
     /// The JSON form: `{"event": "capture", "zone": "slot", "x": 430, "y": 130}`.
-    /// (`write(to:)` below writes its text directly: a field changed here changes there too.)
     public var json: JSONValue {
-        func at(_ p: Point) -> [(String, JSONValue)] { [("x", .number(p.x)), ("y", .number(p.y))] }
-        var pairs: [(String, JSONValue)] = [("event", .string(name))]
-        switch self {
-        case .created(let name, let size):
-            pairs += [("name", .string(name)), ("width", .number(size.width)), ("height", .number(size.height))]
-        case .resized(let size):
-            pairs += [("width", .number(size.width)), ("height", .number(size.height))]
-        case .constrained(let m, let p):
-            pairs += [("magnet", .string(m.description))] + at(p)
-        case .stocked(let letter, let color, let remaining):
-            pairs += [
-                ("letter", .string(letter)), ("color", .string(color)),
-                ("remaining", remaining.map { .int($0) } ?? .null),
-            ]
-        case .zoneAdded(let z), .zoneRemoved(let z):
-            pairs += [("zone", .string(z))]
-        case .boundaryAdded(let b), .boundaryRemoved(let b):
-            pairs += [("boundary", .string(b))]
-        case .pulled(let m, let letter, let color, let p):
-            pairs +=
-                [("magnet", .string(m.description)), ("letter", .string(letter)), ("color", .string(color))] + at(p)
-        case .moved(let m, let p):
-            pairs += [("magnet", .string(m.description))] + at(p)
-        case .contact(let b, let p):
-            pairs += [("boundary", .string(b))] + at(p)
-        case .capture(let z, let p), .recapture(let z, let p):
-            pairs += [("zone", .string(z))] + at(p)
-        case .escape(let m, let z, let p):
-            pairs += [("magnet", .string(m.description)), ("zone", .string(z))] + at(p)
-        case .returned(let m, let letter, let color):
-            pairs += [("magnet", .string(m.description)), ("letter", .string(letter)), ("color", .string(color))]
-        case .rejected(let reason):
-            pairs += [("reason", .string(reason))]
-        case .undone(let target):
-            pairs += [("target", .string(target.description))]
-        }
-        return .object(pairs)
+        var pairs = JSONPairs()
+        fields(into: &pairs)
+        return .object(pairs.pairs)
     }
 
-    /// Writes `json.serialized()`'s bytes, with no tree built (history writes one per event).
-    public func write(to json: inout JSONWriter) {
+    /// The fields of the JSON form, `event` first: the one list both `json` and the text
+    /// writers (`OpJSONWriter`) take.
+    func fields<F: JSONFields & ~Copyable>(into f: inout F) {
         func at(_ p: Point) {
-            json.key("x")
-            json.number(p.x)
-            json.key("y")
-            json.number(p.y)
+            f.number("x", p.x)
+            f.number("y", p.y)
         }
-        func magnet(_ m: MagnetID) {
-            json.key("magnet")
-            json.id(m.replica, UInt8(ascii: "-"), m.seq)
-        }
-        func string(_ key: StaticString, _ value: String) {
-            json.key(key)
-            json.string(value)
-        }
-        json.byte(UInt8(ascii: "{"))
-        json.key("event", first: true)
-        json.string(name)
+        func magnet(_ m: MagnetID) { f.id("magnet", m.replica, UInt8(ascii: "-"), m.seq) }
+        f.string("event", name)
         switch self {
         case .created(let name, let size):
-            string("name", name)
-            json.key("width")
-            json.number(size.width)
-            json.key("height")
-            json.number(size.height)
+            f.string("name", name)
+            f.number("width", size.width)
+            f.number("height", size.height)
         case .resized(let size):
-            json.key("width")
-            json.number(size.width)
-            json.key("height")
-            json.number(size.height)
+            f.number("width", size.width)
+            f.number("height", size.height)
         case .constrained(let m, let p):
             magnet(m)
             at(p)
         case .stocked(let letter, let color, let remaining):
-            string("letter", letter)
-            string("color", color)
-            json.key("remaining")
-            if let remaining { json.int(remaining) } else { json.raw("null") }
+            f.string("letter", letter)
+            f.string("color", color)
+            f.int("remaining", remaining)
         case .zoneAdded(let z), .zoneRemoved(let z):
-            string("zone", z)
+            f.string("zone", z)
         case .boundaryAdded(let b), .boundaryRemoved(let b):
-            string("boundary", b)
+            f.string("boundary", b)
         case .pulled(let m, let letter, let color, let p):
             magnet(m)
-            string("letter", letter)
-            string("color", color)
+            f.string("letter", letter)
+            f.string("color", color)
             at(p)
         case .moved(let m, let p):
             magnet(m)
             at(p)
         case .contact(let b, let p):
-            string("boundary", b)
+            f.string("boundary", b)
             at(p)
         case .capture(let z, let p), .recapture(let z, let p):
-            string("zone", z)
+            f.string("zone", z)
             at(p)
         case .escape(let m, let z, let p):
             magnet(m)
-            string("zone", z)
+            f.string("zone", z)
             at(p)
         case .returned(let m, let letter, let color):
             magnet(m)
-            string("letter", letter)
-            string("color", color)
+            f.string("letter", letter)
+            f.string("color", color)
         case .rejected(let reason):
-            string("reason", reason)
+            f.string("reason", reason)
         case .undone(let target):
-            json.key("target")
-            json.id(target.replica, UInt8(ascii: ":"), target.seq)
+            f.id("target", target.replica, UInt8(ascii: ":"), target.seq)
         }
-        json.byte(UInt8(ascii: "}"))
     }
 
     /// Reads the JSON form back (`nil` when it is not an event).

@@ -1,134 +1,62 @@
-extension Target {
-    /// `("to", [x, y])` or `("path", [[x, y], …])`.
-    var jsonPair: (String, JSONValue) {
-        switch self {
-        case .point(let p): return ("to", .point(p))
-        case .path(let ps): return ("path", .array(ps.map(JSONValue.point)))
-        }
-    }
-}
-
-extension Target {
-    /// Writes `jsonPair` as `"to": [x, y]` or `"path": [[x, y], …]`, after a `", "`.
-    func write(to json: inout JSONWriter) {
-        switch self {
-        case .point(let p):
-            json.key("to")
-            json.point(p)
-        case .path(let ps):
-            json.key("path")
-            json.array(ps) { $0.point($1) }
-        }
-    }
-}
-
 extension Payload {
-    /// The payload's fields, as history and bundles show them. (`writeFields(to:)` below writes
-    /// their text directly: a field changed here changes there too.)
+    /// The payload's fields, as history and bundles show them.
     public var jsonFields: [(String, JSONValue)] {
-        func size(_ s: Size) -> [(String, JSONValue)] { [("width", .number(s.width)), ("height", .number(s.height))] }
-        switch self {
-        case .createBoard(let name, let s): return [("name", .string(name))] + size(s)
-        case .resize(let s): return size(s)
-        case .trayAdd(let letter, let color, let s, let count):
-            return [("letter", .string(letter)), ("color", .string(color))] + size(s)
-                + [("count", count.map { .int($0) } ?? .null), ("unlimited", .bool(count == nil))]
-        case .zoneAdd(let zone):
-            return [
-                ("name", .string(zone.name)), ("x", .number(zone.rect.minX)), ("y", .number(zone.rect.minY)),
-                ("width", .number(zone.rect.width)), ("height", .number(zone.rect.height)),
-                ("capacity", .int(zone.capacity)),
-                ("accepts", zone.accepts.map { .array($0.map(JSONValue.string)) } ?? .null),
-            ]
-        case .zoneRemove(let name), .boundaryRemove(let name):
-            return [("name", .string(name))]
-        case .boundaryAdd(let b):
-            return [("name", .string(b.name)), ("from", .point(b.segment.from)), ("to", .point(b.segment.to))]
-        case .pull(let letter, let color, let target):
-            return [("letter", .string(letter)), ("color", .string(color)), target.jsonPair]
-        case .move(let m, let target):
-            return [("magnet", .string(m.description)), target.jsonPair]
-        case .returnMagnet(let m):
-            return [("magnet", .string(m.description))]
-        case .undo(let target, let lamport, let subject):
-            return [("target", .string(target.description)), ("target_lamport", .int(lamport))]
-                + subject.jsonFields
-        }
+        var pairs = JSONPairs()
+        fields(into: &pairs)
+        return pairs.pairs
     }
 
-    /// Writes the text of `jsonFields` as the inside of an object, each field after a `", "`
-    /// (they follow an op's `kind`).
-    public func writeFields(to json: inout JSONWriter) {
+    /// The payload's fields (they follow an op's `kind`): the one list `jsonFields` and the text
+    /// writers (`OpJSONWriter`) take.
+    func fields<F: JSONFields & ~Copyable>(into f: inout F) {
         func size(_ s: Size) {
-            json.key("width")
-            json.number(s.width)
-            json.key("height")
-            json.number(s.height)
+            f.number("width", s.width)
+            f.number("height", s.height)
         }
-        func string(_ key: StaticString, _ value: String) {
-            json.key(key)
-            json.string(value)
-        }
-        func magnet(_ m: MagnetID) {
-            json.key("magnet")
-            json.id(m.replica, UInt8(ascii: "-"), m.seq)
+        func target(_ t: Target) {
+            switch t {
+            case .point(let p): f.point("to", p)
+            case .path(let ps): f.points("path", ps)
+            }
         }
         switch self {
         case .createBoard(let name, let s):
-            string("name", name)
+            f.string("name", name)
             size(s)
         case .resize(let s):
             size(s)
         case .trayAdd(let letter, let color, let s, let count):
-            string("letter", letter)
-            string("color", color)
+            f.string("letter", letter)
+            f.string("color", color)
             size(s)
-            json.key("count")
-            if let count { json.int(count) } else { json.raw("null") }
-            json.key("unlimited")
-            json.raw(count == nil ? "true" : "false")
+            f.int("count", count)
+            f.bool("unlimited", count == nil)
         case .zoneAdd(let zone):
-            string("name", zone.name)
-            json.key("x")
-            json.number(zone.rect.minX)
-            json.key("y")
-            json.number(zone.rect.minY)
+            f.string("name", zone.name)
+            f.number("x", zone.rect.minX)
+            f.number("y", zone.rect.minY)
             size(zone.rect.size)
-            json.key("capacity")
-            json.int(zone.capacity)
-            json.key("accepts")
-            if let accepts = zone.accepts { json.array(accepts) { $0.string($1) } } else { json.raw("null") }
+            f.int("capacity", zone.capacity)
+            f.strings("accepts", zone.accepts)
         case .zoneRemove(let name), .boundaryRemove(let name):
-            string("name", name)
+            f.string("name", name)
         case .boundaryAdd(let b):
-            string("name", b.name)
-            json.key("from")
-            json.point(b.segment.from)
-            json.key("to")
-            json.point(b.segment.to)
-        case .pull(let letter, let color, let target):
-            string("letter", letter)
-            string("color", color)
-            target.write(to: &json)
-        case .move(let m, let target):
-            magnet(m)
-            target.write(to: &json)
+            f.string("name", b.name)
+            f.point("from", b.segment.from)
+            f.point("to", b.segment.to)
+        case .pull(let letter, let color, let t):
+            f.string("letter", letter)
+            f.string("color", color)
+            target(t)
+        case .move(let m, let t):
+            f.id("magnet", m.replica, UInt8(ascii: "-"), m.seq)
+            target(t)
         case .returnMagnet(let m):
-            magnet(m)
+            f.id("magnet", m.replica, UInt8(ascii: "-"), m.seq)
         case .undo(let target, let lamport, let subject):
-            json.key("target")
-            json.id(target.replica, UInt8(ascii: ":"), target.seq)
-            json.key("target_lamport")
-            json.int(lamport)
-            switch subject {
-            case .magnet(let m): magnet(m)
-            case .tile(let t):
-                string("letter", t.letter)
-                string("color", t.color)
-            case .zone(let name): string("zone", name)
-            case .boundary(let name): string("boundary", name)
-            case .board: break
-            }
+            f.id("target", target.replica, UInt8(ascii: ":"), target.seq)
+            f.int("target_lamport", lamport)
+            subject.fields(into: &f)
         }
     }
 
@@ -227,13 +155,15 @@ extension Payload {
 extension Subject {
     /// The fields an undo's payload names its subject with: `magnet`, `zone`, `boundary`,
     /// `letter` and `color` for a tile, none for the board.
-    var jsonFields: [(String, JSONValue)] {
+    func fields<F: JSONFields & ~Copyable>(into f: inout F) {
         switch self {
-        case .magnet(let m): return [("magnet", .string(m.description))]
-        case .tile(let t): return [("letter", .string(t.letter)), ("color", .string(t.color))]
-        case .zone(let name): return [("zone", .string(name))]
-        case .boundary(let name): return [("boundary", .string(name))]
-        case .board: return []
+        case .magnet(let m): f.id("magnet", m.replica, UInt8(ascii: "-"), m.seq)
+        case .tile(let t):
+            f.string("letter", t.letter)
+            f.string("color", t.color)
+        case .zone(let name): f.string("zone", name)
+        case .boundary(let name): f.string("boundary", name)
+        case .board: break
         }
     }
 }
@@ -250,18 +180,24 @@ extension Operation {
 
     /// The JSON object of an op: `op`, `replica`, `seq`, `lamport`, `clock`, `author`, `time`,
     /// `kind`, then the payload's fields. History adds `events`; bundles write times in ms.
-    /// (`OpJSONWriter` writes its text directly: a field changed here changes there too.)
     public func json(time style: TimeStyle = .iso8601, events: [Event]? = nil) -> JSONValue {
-        let clockJSON = JSONValue.object(clock.replicas.map { ($0, .int(clock[$0])) })
-        var pairs: [(String, JSONValue)] = [
-            ("op", .string(id.description)), ("replica", .string(id.replica)), ("seq", .int(id.seq)),
-            ("lamport", .int(lamport)), ("clock", clockJSON), ("author", .string(author)),
-            ("time", style == .iso8601 ? .string(Timestamp.iso8601(milliseconds: time)) : .number(Double(time))),
-            ("kind", .string(kind.rawValue)),
-        ]
-        pairs += payload.jsonFields
-        if let events { pairs.append(("events", .array(events.map(\.json)))) }
-        return .object(pairs)
+        var pairs = JSONPairs()
+        fields(time: style, events: events, into: &pairs)
+        return .object(pairs.pairs)
+    }
+
+    /// The fields of `json(time:events:)`: the one list it and `OpJSONWriter` take.
+    func fields<F: JSONFields & ~Copyable>(time style: TimeStyle, events: [Event]?, into f: inout F) {
+        f.id("op", id.replica, UInt8(ascii: ":"), id.seq)
+        f.string("replica", id.replica)
+        f.int("seq", id.seq)
+        f.int("lamport", lamport)
+        f.clock("clock", of: self)
+        f.string("author", author)
+        f.time("time", milliseconds: time, style)
+        f.string("kind", kind.rawValue)
+        payload.fields(into: &f)
+        if let events { f.events("events", events) }
     }
 
     /// Reads an op written by `json(time: .milliseconds)`, checking every field: the id matches
@@ -293,9 +229,10 @@ extension Operation {
         guard entries[id.replica] == id.seq else {
             return .failure(PayloadError("op \(id): its clock's own entry must be its seq"))
         }
-        guard let author = json["author"]?.stringValue, Validation.isAuthor(author) else {
-            return .failure(PayloadError("op \(id): 'author' must be 1–64 characters with no control characters"))
+        guard let author = json["author"]?.stringValue else {
+            return .failure(PayloadError("op \(id): 'author' must be a string"))
         }
+        if let problem = Validation.authorProblem(author) { return .failure(PayloadError("op \(id): \(problem)")) }
         guard let time = json["time"]?.intValue else {
             return .failure(PayloadError("op \(id): 'time' must be milliseconds since 1970"))
         }

@@ -100,6 +100,55 @@ extension Validation {
     public static func isBoardName(_ s: String) -> Bool {
         s.count <= 64 && !s.unicodeScalars.contains(where: { isControl($0) })
     }
+
+    /// A board name on a server (SPEC §7): `[a-z0-9][a-z0-9_-]{0,63}`.
+    public static func isServerBoardName(_ s: some StringProtocol) -> Bool {
+        let bytes = s.utf8
+        guard (1...64).contains(bytes.count), let first = bytes.first else { return false }
+        func isLowerOrDigit(_ b: UInt8) -> Bool { (97...122).contains(b) || (48...57).contains(b) }
+        return isLowerOrDigit(first) && bytes.allSatisfy { isLowerOrDigit($0) || $0 == 95 || $0 == 45 }
+    }
+}
+
+// MARK: - Names and ids: the sentence a user is told, once for every door it comes in by
+
+extension Validation {
+    /// Why `s` cannot be a replica id, or `nil`.
+    public static func replicaIDProblem(_ s: String) -> String? {
+        isReplicaID(s) ? nil : "replica id '\(quoted(s))' must match [a-z][a-z0-9_]{0,31}"
+    }
+
+    /// Why `s` cannot be an author's name, or `nil`.
+    public static func authorProblem(_ s: String) -> String? {
+        isAuthor(s) ? nil : "an author name is 1–64 characters with no control characters"
+    }
+
+    /// Why `s` cannot be a color, or `nil`.
+    public static func colorProblem(_ s: String) -> String? {
+        isColor(s) ? nil : "color '\(quoted(s))' must match [a-z][a-z0-9-]{0,31} (e.g. red)"
+    }
+
+    /// Why `s` cannot be the name of a zone or boundary (`what`), or `nil`.
+    public static func nameProblem(_ s: String, of what: String) -> String? {
+        isName(s)
+            ? nil
+            : "\(what) name '\(quoted(s))' must be 1–64 characters without spaces, commas, control or format characters"
+    }
+
+    /// Why `s` cannot be a board's name in its file, or `nil`.
+    public static func boardNameProblem(_ s: String) -> String? {
+        isBoardName(s) ? nil : "a board name is at most 64 characters, none of them control characters"
+    }
+
+    /// Why `s` cannot be a board's name on a server, or `nil`.
+    public static func serverBoardNameProblem(_ s: String) -> String? {
+        isServerBoardName(s) ? nil : "board name '\(quoted(s))' must match [a-z0-9][a-z0-9_-]{0,63}"
+    }
+
+    /// Why `m` cannot be a magnet id, or `nil`.
+    public static func magnetIDProblem(_ m: MagnetID) -> String? {
+        isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(quoted(m.description))' is not a magnet id"
+    }
 }
 
 // MARK: - Values: each rule once, for `Payload.problem` and the command line alike

@@ -34,48 +34,40 @@ extension Payload {
     /// `nil`. The store runs this on every op read from a file or bundle.
     public var problem: String? {
         if let numeric = numericProblem { return numeric }
-        // What a message quotes of a name, a color or an id: at most 80 characters of it.
-        func q(_ text: String) -> String { Validation.quoted(text) }
         func letterOrColor(_ letter: String, _ color: String) -> String? {
-            if let why = Validation.letterProblem(letter) { return why }
-            return Validation.isColor(color) ? nil : "color '\(q(color))' must match [a-z][a-z0-9-]{0,31}"
+            Validation.letterProblem(letter) ?? Validation.colorProblem(color)
         }
         switch self {
         case .createBoard(let name, _):
-            return Validation.isBoardName(name)
-                ? nil : "a board name is at most 64 characters, none of them control characters"
+            return Validation.boardNameProblem(name)
         case .trayAdd(let letter, let color, _, _), .pull(let letter, let color, _):
             return letterOrColor(letter, color)
         case .zoneAdd(let zone):
-            if !Validation.isName(zone.name) { return "zone name '\(q(zone.name))' is not a valid name" }
+            if let problem = Validation.nameProblem(zone.name, of: "zone") { return problem }
             if let accepts = zone.accepts {
                 if accepts.isEmpty || accepts.count > 64 { return "a zone accepts 1…64 colors" }
-                if let bad = accepts.first(where: { !Validation.isColor($0) }) {
-                    return "color '\(q(bad))' must match [a-z][a-z0-9-]{0,31}"
-                }
+                return accepts.lazy.compactMap(Validation.colorProblem).first
             }
             return nil
         case .zoneRemove(let name):
-            return Validation.isName(name) ? nil : "zone name '\(q(name))' is not a valid name"
+            return Validation.nameProblem(name, of: "zone")
         case .boundaryAdd(let b):
-            return Validation.isName(b.name) ? nil : "boundary name '\(q(b.name))' is not a valid name"
+            return Validation.nameProblem(b.name, of: "boundary")
         case .boundaryRemove(let name):
-            return Validation.isName(name) ? nil : "boundary name '\(q(name))' is not a valid name"
+            return Validation.nameProblem(name, of: "boundary")
         case .move(let m, _), .returnMagnet(let m):
-            return Validation.isReplicaID(m.replica) && m.seq >= 1 ? nil : "'\(q(m.description))' is not a magnet id"
+            return Validation.magnetIDProblem(m)
         case .resize:
             return nil
         case .undo(let target, _, let subject):
             guard Validation.isReplicaID(target.replica), target.seq >= 1 else {
-                return "'\(q(target.description))' is not an op id"
+                return "'\(Validation.quoted(target.description))' is not an op id"
             }
             switch subject {
-            case .magnet(let m):
-                return Validation.isReplicaID(m.replica) && m.seq >= 1
-                    ? nil : "'\(q(m.description))' is not a magnet id"
+            case .magnet(let m): return Validation.magnetIDProblem(m)
             case .tile(let t): return letterOrColor(t.letter, t.color)
-            case .zone(let name), .boundary(let name):
-                return Validation.isName(name) ? nil : "name '\(q(name))' is not a valid name"
+            case .zone(let name): return Validation.nameProblem(name, of: "zone")
+            case .boundary(let name): return Validation.nameProblem(name, of: "boundary")
             case .board: return nil
             }
         }

@@ -35,8 +35,8 @@ enum Admission {
                 throw StoreError.invalidOp("op \(incoming[k].id): \(problem)")
             }
             if incoming[k].author != goodAuthor {
-                guard Validation.isAuthor(incoming[k].author) else {
-                    throw StoreError.invalidOp("op \(incoming[k].id): bad author name")
+                if let problem = Validation.authorProblem(incoming[k].author) {
+                    throw StoreError.invalidOp("op \(incoming[k].id): \(problem)")
                 }
                 goodAuthor = incoming[k].author
             }

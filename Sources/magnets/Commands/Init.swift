@@ -19,11 +19,8 @@ extension Magnets {
         var replica: String?
 
         func validate() throws {
-            if let replica, !Validation.isReplicaID(replica) {
-                throw ValidationError("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
-            }
-            guard Validation.isBoardName(name) else {
-                throw ValidationError("a board name is at most 64 characters, none of them control characters")
+            if let problem = replica.flatMap(Validation.replicaIDProblem) ?? Validation.boardNameProblem(name) {
+                throw ValidationError(problem)
             }
         }
 
@@ -64,9 +61,7 @@ extension Magnets {
         @Option(help: ArgumentHelp("The copy's replica id, [a-z][a-z0-9_]{0,31}.", valueName: "id")) var replica: String
 
         func validate() throws {
-            guard Validation.isReplicaID(replica) else {
-                throw ValidationError("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
-            }
+            if let problem = Validation.replicaIDProblem(replica) { throw ValidationError(problem) }
         }
 
         func run() throws {

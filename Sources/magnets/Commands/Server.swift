@@ -36,11 +36,8 @@ extension Magnets {
             @OptionGroup var output: JSONOption
 
             func validate() throws {
-                guard ServerFolder.isBoardName(name) else {
-                    throw ValidationError("board name '\(Validation.quoted(name))' must match [a-z0-9][a-z0-9_-]{0,63}")
-                }
-                guard Validation.isReplicaID(replica) else {
-                    throw ValidationError("replica id '\(Validation.quoted(replica))' must match [a-z][a-z0-9_]{0,31}")
+                if let problem = Validation.serverBoardNameProblem(name) ?? Validation.replicaIDProblem(replica) {
+                    throw ValidationError(problem)
                 }
                 if from != nil, width != nil || height != nil {
                     throw ValidationError("--from takes the board as it is: give no --width or --height with it")
@@ -116,9 +113,7 @@ extension Magnets {
             var label = ""
 
             func validate() throws {
-                guard ServerFolder.isBoardName(name) else {
-                    throw ValidationError("board name '\(Validation.quoted(name))' must match [a-z0-9][a-z0-9_-]{0,63}")
-                }
+                if let problem = Validation.serverBoardNameProblem(name) { throw ValidationError(problem) }
                 guard label.count <= 200,
                     !label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
                 else { throw ValidationError("--label must be at most 200 characters, with no control characters") }
