@@ -158,6 +158,15 @@ let package = Package(
             name: "MagnetsStoreTests", dependencies: ["MagnetsStore", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Crashers"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
+        // The server's routes and a client's sync with it, in-process (HummingbirdTesting) against
+        // a folder of board files; what needs a process stays in MagnetsCLITests.
+        .testTarget(
+            name: "MagnetsServerTests",
+            dependencies: [
+                "MagnetsServer", "MagnetsStore", "MagnetsRemote",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         // Fixtures/ holds board files of older formats; the Python scripts speak the live
         // connection's protocol by hand (a client and a proxy that cuts connections).

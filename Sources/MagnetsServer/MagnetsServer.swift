@@ -58,6 +58,31 @@ public struct BoardServer: Sendable {
         } else {
             boards = BoardDirectory(directory: directory, tokens: open ? nil : try TokenStore(directory: directory))
         }
+        let app = application(boards: boards, logger: logger, onListening: onListening)
+        let events = EventStreamsService(boards: boards)
+        // The event streams are ended first (services stop in reverse order), so that the server
+        // does not wait on them; then the server finishes the requests in flight.
+        var configuration = ServiceGroupConfiguration(
+            services: before + [app] + after + [events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // A stop waits this long for requests in flight, then cancels what is left (a client
+        // stalled mid-body, a request given up on while the database was away), so that the
+        // server is gone within 10 s of SIGTERM whatever its clients do (SPEC §7).
+        configuration.maximumGracefulShutdownDuration = .seconds(8)
+        let services = ServiceGroup(configuration: configuration)
+        defer { boards.closeAll() }
+        do {
+            try await services.run()
+        } catch let error as IOError {
+            throw ServeError.cannotListen("\(host):\(port)", String(cString: strerror(error.errnoCode)))
+        }
+    }
+
+    /// The HTTP application over `boards`: the routes of SPEC §7 behind their middleware, the live
+    /// connection's upgrade, and the limits on the channel. `run` serves it; the server's tests
+    /// drive it in-process.
+    func application(
+        boards: any BoardStore, logger: Logger, onListening: @escaping @Sendable (String, Int) -> Void = { _, _ in }
+    ) -> Application<RouterResponder<BoardRequestContext>> {
         let router = Router(context: BoardRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: PageMiddleware())
@@ -79,7 +104,7 @@ public struct BoardServer: Sendable {
         let host = self.host
         let limits = self.limits
         let webSocketResponder = webSocketRouter.buildResponder()
-        let app = Application(
+        return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 LiveServerChannel(
@@ -98,22 +123,6 @@ public struct BoardServer: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: "magnets"),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
-        let events = EventStreamsService(boards: boards)
-        // The event streams are ended first (services stop in reverse order), so that the server
-        // does not wait on them; then the server finishes the requests in flight.
-        var configuration = ServiceGroupConfiguration(
-            services: before + [app] + after + [events], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // A stop waits this long for requests in flight, then cancels what is left (a client
-        // stalled mid-body, a request given up on while the database was away), so that the
-        // server is gone within 10 s of SIGTERM whatever its clients do (SPEC §7).
-        configuration.maximumGracefulShutdownDuration = .seconds(8)
-        let services = ServiceGroup(configuration: configuration)
-        defer { boards.closeAll() }
-        do {
-            try await services.run()
-        } catch let error as IOError {
-            throw ServeError.cannotListen("\(host):\(port)", String(cString: strerror(error.errnoCode)))
-        }
     }
 }
 

@@ -1,0 +1,68 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import MagnetsCore
+import MagnetsRemote
+import MagnetsStore
+import Testing
+
+@testable import MagnetsServer
+
+/// The client (`MagnetsRemote`) against the server, both in this process on loopback: one
+/// exchange on the live connection (PROTOCOL.md), as `magnets sync FILE URL` runs it.
+@Suite("A client's sync with the server, in-process")
+struct ClientTests {
+    /// A copy of the board under replica `ada`, as `clone` makes it.
+    func copy(of folder: ServedFolder) throws -> BoardFile {
+        let path = folder.directory + "/ada-" + UUID().uuidString + ".magnets"
+        let source = try BoardFile.open(folder.path(of: "fridge"), for: .reading)
+        defer { try? source.close() }
+        return try source.clone(to: path, replica: "ada")
+    }
+
+    @Test("each side gets the ops it lacks, both end on the same clock and board, and a second sync moves nothing")
+    func twoWay() async throws {
+        let folder = try ServedFolder()
+        defer { folder.remove() }
+        let file = try copy(of: folder)
+        defer { try? file.close() }
+        try file.record(author: "ada") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 300, y: 200))) }
+        try await folder.application().test(.live) { client in
+            let made = try await client.send(
+                "/boards/fridge/commands", .post, token: folder.token,
+                body: #"{"kind": "pull", "author": "bo", "letter": "A", "to": [600, 400]}"#)
+            #expect(made.status == .ok)
+            let port = try #require(client.port)
+            let live = LiveClient(try RemoteClient("http://127.0.0.1:\(port)/boards/fridge", token: folder.token))
+            let report = try await live.sync(file)
+            #expect(report.intoA == 1)
+            #expect(report.intoB == 1)
+            let again = try await live.sync(file)
+            #expect(again.intoA == 0 && again.intoB == 0)
+        }
+        let server = try BoardFile.open(folder.path(of: "fridge"), for: .reading)
+        defer { try? server.close() }
+        let (mine, theirs) = (try file.current(), try server.current())
+        #expect(mine.clock == theirs.clock)
+        #expect(mine.clock["ada"] == 1 && mine.clock["server"] == 3)
+        #expect(mine.board.magnets.count == 2)
+        #expect(mine.board == theirs.board)
+    }
+
+    @Test("a read-only token receives but is refused a sync that would send, and nothing moves either way")
+    func readOnlySend() async throws {
+        let folder = try ServedFolder()
+        defer { folder.remove() }
+        let file = try copy(of: folder)
+        defer { try? file.close() }
+        try file.record(author: "ada") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 300, y: 200))) }
+        try await folder.application().test(.live) { client in
+            let port = try #require(client.port)
+            let live = LiveClient(try RemoteClient("http://127.0.0.1:\(port)/boards/fridge", token: folder.readOnly))
+            let error = await #expect(throws: (any Error).self) { try await live.sync(file) }
+            #expect((error as? LocalizedError)?.errorDescription?.contains("the token is read-only") == true)
+        }
+        #expect(try folder.opCount("fridge") == 2)
+        #expect(try file.current().opCount == 3)
+    }
+}
