@@ -75,7 +75,7 @@ public final class PostgresBoard: Sendable {
         defer { turns.unlock() }
         try await usingDatabase { [self] connection in try await catchUp(connection) }
         let cache = self.cache
-        return try await OffThread.run { try body(cache) }
+        return try await Blocking.run { try body(cache) }
     }
 
     /// Brings the cache up to date (after a notification that the board took ops).
@@ -112,7 +112,7 @@ public final class PostgresBoard: Sendable {
         // those after the ones the board this one replaces took (none when it replaces none).
         let after = first ? publishedThrough ?? newest : 0
         let (cache, id, events) = (self.cache, row.id, newest > after && listening())
-        let (written, ops) = try await OffThread.run {
+        let (written, ops) = try await Blocking.run {
             let ops = try rows.map { try OpBundle.parseLine(Substring($0.body)) }
             let header = OpBundle.Header(board: id, clock: VectorClock(), count: ops.count)
             return (try cache.write(group: [.importOps(header: header, ops: ops)], events: events)[0].get(), ops)
@@ -161,7 +161,7 @@ public final class PostgresBoard: Sendable {
                     throw StoreError.failed("board '\(name)' is no longer in the database")
                 }
                 try await catchUp(connection)
-                let results = try await OffThread.run { try cache.beginGroup(writes, events: events) }
+                let results = try await Blocking.run { try cache.beginGroup(writes, events: events) }
                 let added = results.flatMap { result in (try? result.get())?.added ?? [] }
                 var newest: Int64?
                 do {
@@ -172,15 +172,15 @@ public final class PostgresBoard: Sendable {
                     open = false
                     try await connection.query("COMMIT", logger: logger)
                 } catch {
-                    try? await OffThread.run { try cache.endGroup(commit: false) }
+                    try? await Blocking.run { try cache.endGroup(commit: false) }
                     throw error
                 }
                 // PostgreSQL has them. A cache that fails to commit them now forgets them, and
                 // its next catch-up brings them (`taken` stays where it was).
                 do {
-                    try await OffThread.run { try cache.endGroup(commit: true) }
+                    try await Blocking.run { try cache.endGroup(commit: true) }
                 } catch {
-                    try? await OffThread.run { try cache.endGroup(commit: false) }
+                    try? await Blocking.run { try cache.endGroup(commit: false) }
                     throw error
                 }
                 if let newest { taken.withLock { $0 = max($0, newest) } }
@@ -189,15 +189,6 @@ public final class PostgresBoard: Sendable {
                 if open { _ = try? await connection.query("ROLLBACK", logger: logger) }
                 throw error
             }
-        }
-    }
-}
-
-/// Runs blocking work (SQLite) on a dispatch thread, not on Swift's cooperative threads.
-enum OffThread {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
         }
     }
 }

@@ -5,16 +5,6 @@ import Hummingbird
 import MagnetsCore
 import MagnetsPostgres
 
-/// Runs blocking work (SQLite reads, opening a board file) on a dispatch thread, not on the
-/// thread the request's task runs on.
-enum Blocking {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-}
-
 /// Who may do what (SPEC §7), before any `/boards/NAME…` route runs: no token, or an unknown or
 /// revoked one → 401; a token of another board (whether or not NAME exists), or a read-only
 /// token on a POST → 403; then an unknown board → 404. With `--open` every request may read and
@@ -84,36 +74,5 @@ struct AuthMiddleware: RouterMiddleware {
             return String(token)
         }
         return nil
-    }
-}
-
-/// One log line per request, as metadata: method, path (never the query, where `/events` may
-/// carry a token), status and milliseconds.
-struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        let start = ContinuousClock.now
-        func log(_ status: HTTPResponse.Status) {
-            let elapsed = ContinuousClock.now - start
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            context.logger.info(
-                "request",
-                metadata: [
-                    "method": "\(request.method.rawValue)", "path": "\(request.uri.path)",
-                    "status": "\(status.code)", "ms": "\((ms * 10).rounded() / 10)",
-                ])
-        }
-        do {
-            let response = try await next(request, context)
-            log(response.status)
-            return response
-        } catch let error as any HTTPResponseError {
-            log(error.status)
-            throw error
-        } catch {
-            log(.internalServerError)
-            throw error
-        }
     }
 }
