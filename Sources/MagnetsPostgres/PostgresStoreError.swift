@@ -30,7 +30,7 @@ public enum PostgresStoreError: LocalizedError, Equatable {
     static func from(_ error: any Error, address: PostgresAddress) -> any Error {
         if error is PostgresStoreError || error is CancellationError { return error }
         guard let error = error as? PSQLError else { return error }
-        let where_ = "the database at \(address.display)"
+        let database = "the database at \(address.display)"
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
@@ -38,7 +38,7 @@ public enum PostgresStoreError: LocalizedError, Equatable {
             // Class 08 (connection), 57 (operator intervention: shutdown, starting up), 53
             // (insufficient resources): the database is not there for now.
             if state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53") {
-                return unavailable("\(where_) is not available (\(message)); try again")
+                return unavailable("\(database) is not available (\(message)); try again")
             }
             return refused(message)
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
@@ -49,9 +49,9 @@ public enum PostgresStoreError: LocalizedError, Equatable {
                 : underlying.localizedCaseInsensitiveContains("timeout")
                     || underlying.localizedCaseInsensitiveContains("timed out")
                     ? "connection timed out" : "connection lost"
-            return unavailable("cannot reach \(where_) (\(why)); is PostgreSQL running? try again")
+            return unavailable("cannot reach \(database) (\(why)); is PostgreSQL running? try again")
         default:
-            return unavailable("\(where_) failed (\(error.code)); try again")
+            return unavailable("\(database) failed (\(error.code)); try again")
         }
     }
 }

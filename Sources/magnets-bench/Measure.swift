@@ -21,7 +21,7 @@ enum Measure {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         defer { posix_spawn_file_actions_destroy(&actions) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for arg in argv { free(arg) } }
         // The child reports its own peak (rusage would include this process's memory, which the
         // child shares until its exec).
         let peakFile = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-peak-\(getpid())").path
@@ -29,7 +29,7 @@ enum Measure {
         var environment = ProcessInfo.processInfo.environment
         environment["MAGNETS_PEAK_FILE"] = peakFile
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
+        defer { for entry in envp { free(entry) } }
         let start = DispatchTime.now().uptimeNanoseconds
         guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else {
             return Run(seconds: .nan, peakMiB: .nan, status: -1)

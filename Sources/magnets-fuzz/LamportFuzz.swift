@@ -468,7 +468,8 @@ func predictImport(_ lines: [OpLine], held: [RuleOp], heldLines: [String: [Int: 
                         sql: "INSERT OR IGNORE INTO op_run (replica, first_seq, context, author) VALUES (?, ?, ?, ?)",
                         arguments: [replica, seq + 1, run[1] as Int64, run[2] as Int64])
                 }
-                if Bool.random(using: &rng) {  // and its number follows the rule for the new clock (if the ops are there)
+                // And its number follows the rule for the new clock (if the ops are there).
+                if Bool.random(using: &rng) {
                     var largest =
                         try Int.fetchOne(
                             db, sql: "SELECT id >> 16 FROM op WHERE id & 65535 = ? AND seq = ?",

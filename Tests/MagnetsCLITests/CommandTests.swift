@@ -339,7 +339,8 @@ struct CommandTests: ScratchSuite {
         #expect(by.status == 0, "\(by.stderr)")
         #expect(by.stdout.contains("\"x\": 90,") && by.stdout.contains("\"y\": 105,"), "\(by.stdout)")
         let to = magnets("move", "main-5", "--to", "-20,300")
-        #expect(to.status == 0 && to.stdout.contains("now at 20,300"), "\(to.stdout)\(to.stderr)")  // clamped: half its width
+        // Clamped: half its width.
+        #expect(to.status == 0 && to.stdout.contains("now at 20,300"), "\(to.stdout)\(to.stderr)")
         #expect(magnets("boundary", "add", "ramp", "--from", "-5,0", "--to", "10,-3").status == 0)
         refused(["history", "--limit", "-5"], status: 64, "--limit must be at least 1")
         refused(["resize", "--width", "-300", "--height", "5"], status: 64, "expected a number from 1 to 100000")

@@ -113,7 +113,8 @@ struct OutcomePageTests {
             #expect(throws: (any Error).self) { try OutcomePages.decode(first: entries[0].key, Array(blob[0..<cut])) }
         }
         #expect(try OutcomePages.decode(first: entries[0].key, Array(blob[0..<4])) == [entries[0]])
-        #expect(throws: (any Error).self) { try OutcomePages.decode(first: entries[0].key, blob + [0, 1, 5]) }  // step 0, same replica
+        // Step 0, same replica.
+        #expect(throws: (any Error).self) { try OutcomePages.decode(first: entries[0].key, blob + [0, 1, 5]) }
         #expect(throws: (any Error).self) { try OutcomePages.decode(first: entries[0].key, []) }
         #expect(throws: (any Error).self) {
             try OutcomePages.decode(

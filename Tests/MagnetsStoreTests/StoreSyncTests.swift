@@ -339,7 +339,8 @@ struct StoreSyncTests: BoardFileMaking {
         let sender = try BoardFile.open(folder.appendingPathComponent("a.magnets").path)
         let report = try BoardFile.sync(sender, b)
         #expect(report.intoA == 0 && report.intoB == 2 && report.conflicts.isEmpty)
-        #expect(try sender.db.read(\.totalChangesCount) == 0)  // not a row written (a replay would rewrite its outcomes)
+        // Not a row written (a replay would rewrite its outcomes).
+        #expect(try sender.db.read(\.totalChangesCount) == 0)
         try sender.close()
         #expect(try Data(contentsOf: folder.appendingPathComponent("a.magnets")) == before)
         let again = try BoardFile.open(folder.appendingPathComponent("a.magnets").path)

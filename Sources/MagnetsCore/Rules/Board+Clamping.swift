@@ -15,15 +15,15 @@ extension Board {
     }
 
     @inline(__always)
-    static func clamp(_ value: Double, side w: Double, board W: Double) -> Double {
+    static func clamp(_ value: Double, side: Double, board: Double) -> Double {
         let low: Double
         let high: Double
-        if w <= W {
-            low = w / 2
-            high = W - w / 2
+        if side <= board {
+            low = side / 2
+            high = board - side / 2
         } else {
-            low = W - w / 2
-            high = w / 2
+            low = board - side / 2
+            high = side / 2
         }
         return Swift.min(Swift.max(value, low), high)
     }

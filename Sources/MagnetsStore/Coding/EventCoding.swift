@@ -22,7 +22,13 @@ enum EventCoding {
     }
 
     enum Value: Equatable {
-        case string(String), number(Double), count(Int?), magnet(MagnetID), point(Point), label(String), op(OpID)
+        case string(String)
+        case number(Double)
+        case count(Int?)
+        case magnet(MagnetID)
+        case point(Point)
+        case label(String)
+        case op(OpID)
     }
 
     /// Every event's tag and fields. Tags are stored in files: never renumber one.
