@@ -54,12 +54,17 @@ struct OpsRoutes {
     }
 
     /// All or nothing, as `ops import`: `{"accepted", "skipped", "clock"}`. The body is read in
-    /// full and parsed before the board is touched; it is durable before the answer.
+    /// full and parsed before the board is touched (off the cooperative threads: up to the body
+    /// limit of text, in two halves at once above 1,000 ops); it is durable before the answer.
     func importBundle(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
         let board = try context.requireBoard()
         let data = try await request.collectBody(limit: limits.maxBody, timeout: limits.bodyTimeout)
         let bundle: (header: OpBundle.Header, ops: [MagnetsCore.Operation])
-        do { bundle = try OpBundle.parse(data, name: "the bundle") } catch { throw APIError.from(error) }
+        do {
+            bundle = try await Blocking.run { try OpBundle.parse(data, name: "the bundle") }
+        } catch {
+            throw APIError.from(error)
+        }
         switch await board.write(.importOps(header: bundle.header, ops: bundle.ops)) {
         case .failure(let error):
             throw APIError.from(error)
