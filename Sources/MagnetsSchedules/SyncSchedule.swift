@@ -119,6 +119,10 @@ public struct SyncSchedule {
         if withServer { server = ServerBoard(try first.clone(to: folder + "/server.magnets", replica: "server")) }
         figures.schedules = 1
         for _ in 0..<Int.random(in: steps, using: &rng) {
+            // Each step's file work blocks the thread it runs on: between steps the schedule
+            // lets other tasks of the cooperative pool run (2 threads on a 2-core machine; a
+            // test's exchange, or another test's, must not wait for a whole run of schedules).
+            await Task.yield()
             step += 1
             let i = Int.random(in: 0..<files.count, using: &rng)
             switch Int.random(in: 0..<20, using: &rng) {

@@ -16,7 +16,7 @@ import MagnetsSchedules
         ProcessInfo.processInfo.environment["MAGNETS_FUZZ_DIR"] == nil
         && FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isFolder) && isFolder.boolValue
     let base = inMemory ? "/dev/shm/magnets-fuzz-converge-\(getpid())" : work + "/converge"
-    defer { try? FileManager.default.removeItem(atPath: base) }
+    defer { removeFolder(base) }
     let start = Date()
     var figures = SyncSchedule.Figures()
     for k in 1...max(1, count) {
@@ -27,7 +27,7 @@ import MagnetsSchedules
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             figures.add(try await SyncSchedule.run(seed: scheduleSeed, in: folder, replicas: replicas, server: server))
-            try FileManager.default.removeItem(atPath: folder)
+            removeFolder(folder)
         } catch {
             let kept = work + "/../magnets-fuzz-converge-\(scheduleSeed)"
             try? FileManager.default.moveItem(atPath: folder, toPath: kept)
@@ -36,12 +36,21 @@ import MagnetsSchedules
                     + "failed: \(error)\n  its files: \(URL(fileURLWithPath: kept).standardized.path)")
             return 1
         }
-        if k % 1000 == 0 {
-            print("converge: \(k) schedules, \(String(format: "%.0f", Date().timeIntervalSince(start))) s")
+        if k % 250 == 0 {
+            print("converge: \(figures), \(String(format: "%.0f", Date().timeIntervalSince(start))) s so far")
+            fflush(nil)  // (a long run's progress shows as it goes, also when sent to a file)
         }
     }
     print(
         "converge: \(figures) (seed \(seed)) in \(String(format: "%.1f", Date().timeIntervalSince(start))) s; "
             + "0 divergences, 0 files unequal to their replay")
     return 0
+}
+
+/// Removes a schedule's folder; a connection closing meanwhile (removing its log) can stop one
+/// removal part way, so it is tried again.
+func removeFolder(_ path: String) {
+    for _ in 0..<3 where FileManager.default.fileExists(atPath: path) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
 }
