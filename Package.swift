@@ -140,10 +140,15 @@ let package = Package(
             ]
         ),
 
+        // Seeded schedules of replicas editing one board in files and syncing it through the
+        // store's own code, checked for convergence and incremental == full replay: run a few
+        // hundred by the store's tests, thousands by `magnets-fuzz converge`.
+        .target(name: "MagnetsSchedules", dependencies: ["MagnetsStore"]),
+
         // A seeded mutation fuzzer for bundles and board files (see RELIABILITY.md).
         .executableTarget(
             name: "magnets-fuzz",
-            dependencies: ["MagnetsStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["MagnetsStore", "MagnetsSchedules", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
         // Turns Migrations/*.sql into Swift at build time, so the binary carries its schema.
@@ -155,7 +160,8 @@ let package = Package(
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         // Crashers/ holds files the fuzzer found; the tests read them from the source tree.
         .testTarget(
-            name: "MagnetsStoreTests", dependencies: ["MagnetsStore", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "MagnetsStoreTests",
+            dependencies: ["MagnetsStore", "MagnetsSchedules", .product(name: "GRDB", package: "GRDB.swift")],
             exclude: ["Crashers"]),
         .testTarget(name: "MagnetsRenderTests", dependencies: ["MagnetsRender"]),
         // The server's routes and a client's sync with it, in-process (HummingbirdTesting) against

@@ -3,8 +3,7 @@ import MagnetsCore
 
 /// Issue 2's figure: replaying 1,000,000 generated ops (80% moves, the rest pulls, returns, zone
 /// and tray edits) on a board of 500 magnets, 20 zones and 10 boundaries, through the one apply
-/// road — as a plain fold, and through `Timeline` (outcomes kept, checkpoints taken). Issue 19's:
-/// the same fold with a share of the ops undos and redos.
+/// road, as a plain fold. Issue 19's: the same fold with a share of the ops undos and redos.
 enum CoreBenchmark {
     /// `count` ops; with `undoShare` > 0 that share of them (after the setup) are undos: mostly
     /// Ctrl-Z (an undo of the latest op), some redos (an undo of the latest undo), some undos of
@@ -191,15 +190,5 @@ enum CoreBenchmark {
                     "  fold with %d undos (%.0f%%, %d of them rejected): %.3f s best of 5 = %.2f M ops/s   (target ≥ 1 M ops/s); checksum %.0f",
                 undos, Double(undos) * 100 / Double(withUndos.count), rejectedUndos, bestUndos,
                 Double(withUndos.count) / bestUndos / 1e6, checksumUndos))
-        let start = DispatchTime.now().uptimeNanoseconds
-        var timeline = Timeline()
-        try timeline.insert(ops)
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        let rejected = timeline.outcomes.filter(\.isRejected).count
-        print(
-            String(
-                format:
-                    "  Timeline.insert (outcomes kept, checkpoints every %d): %.3f s = %.2f M ops/s; %d rejected; peak RSS %.0f MiB",
-                timeline.checkpointInterval, seconds, Double(ops.count) / seconds / 1e6, rejected, peakMiB()))
     }
 }

@@ -6,7 +6,7 @@ import Testing
 struct ConflictTests {
     /// alice's base (create, tiles, a capacity-1 zone, one magnet alice-5), then one op each from
     /// alice and bob made concurrently on top of it.
-    static func merge(alice: Payload, bob: Payload) throws -> (Timeline, [Conflict]) {
+    static func merge(alice: Payload, bob: Payload) -> (Replayed, [Conflict]) {
         var base: [Operation] = []
         func add(_ payload: Payload) {
             base.append(
@@ -25,19 +25,18 @@ struct ConflictTests {
         let b = Operation(
             id: OpID(replica: "bob", seq: 1), lamport: 6, context: VectorClock(["alice": 5]), author: "bob", time: 0,
             payload: bob)
-        var timeline = Timeline()
-        try timeline.insert(base + [b, a])
-        return (timeline, Conflict.find(in: timeline.ops, outcomes: timeline.outcomes))
+        let merged = Replayed(base + [b, a])
+        return (merged, Conflict.find(in: merged.ops, outcomes: merged.outcomes))
     }
 
     static let m = MagnetID(replica: "alice", seq: 5)
 
     @Test("two concurrent moves of one magnet: the later (bob, same Lamport, 'alice' < 'bob') wins")
     func moves() throws {
-        let (timeline, conflicts) = try Self.merge(
+        let (merged, conflicts) = Self.merge(
             alice: .move(magnet: Self.m, target: .point(P(200, 200))),
             bob: .move(magnet: Self.m, target: .point(P(700, 500))))
-        #expect(timeline.board.magnets[Self.m]?.center == P(700, 500))
+        #expect(merged.board.magnets[Self.m]?.center == P(700, 500))
         #expect(conflicts.map(\.on) == [.magnet(Self.m)])
         #expect(
             conflicts.first?.earlier == OpID(replica: "alice", seq: 6)
@@ -47,57 +46,57 @@ struct ConflictTests {
     @Test(
         "a finder fed the replay order as it comes finds what find does; fed a later stretch, the conflicts within it")
     func finder() throws {
-        let (timeline, conflicts) = try Self.merge(
+        let (merged, conflicts) = Self.merge(
             alice: .move(magnet: Self.m, target: .point(P(200, 200))),
             bob: .move(magnet: Self.m, target: .point(P(700, 500))))
         #expect(conflicts.count == 1)
         var finder = Conflict.Finder()
         var found: [Conflict] = []
-        for (i, outcome) in timeline.outcomes.enumerated() { finder.add(i, of: timeline.ops, outcome, into: &found) }
+        for (i, outcome) in merged.outcomes.enumerated() { finder.add(i, of: merged.ops, outcome, into: &found) }
         #expect(found == conflicts)
         // From the later op of the pair on, its earlier op is not seen: nothing is found.
-        let bob = try #require(timeline.ops.firstIndex { $0.id.replica == "bob" })
+        let bob = try #require(merged.ops.firstIndex { $0.id.replica == "bob" })
         var late = Conflict.Finder()
         var none: [Conflict] = []
-        let stretch = Array(timeline.ops[bob...])
-        for (i, outcome) in timeline.outcomes[bob...].enumerated() { late.add(i, of: stretch, outcome, into: &none) }
+        let stretch = Array(merged.ops[bob...])
+        for (i, outcome) in merged.outcomes[bob...].enumerated() { late.add(i, of: stretch, outcome, into: &none) }
         #expect(none.isEmpty)
         // Bob moves it again: his second move has seen his first, so it is no conflict.
-        var later = timeline
-        try later.insert([
-            Operation(
-                id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
-                time: 0, payload: .move(magnet: Self.m, target: .point(P(100, 100))))
-        ])
+        let later = Replayed(
+            merged.ops + [
+                Operation(
+                    id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
+                    time: 0, payload: .move(magnet: Self.m, target: .point(P(100, 100))))
+            ])
         #expect(Conflict.find(in: later.ops, outcomes: later.outcomes) == conflicts)
     }
 
     @Test("a move and a return: the later return wins; a later move of a returned magnet is rejected")
     func returns() throws {
-        let (t1, c1) = try Self.merge(alice: .returnMagnet(Self.m), bob: .move(magnet: Self.m, target: .point(P(5, 5))))
+        let (t1, c1) = Self.merge(alice: .returnMagnet(Self.m), bob: .move(magnet: Self.m, target: .point(P(5, 5))))
         #expect(t1.board.magnets[Self.m] == nil)
         #expect(t1.outcomes.last?.rejection == .unknownMagnet(Self.m))
         #expect(c1.first?.settled.contains("rejected") == true)
-        let (t2, c2) = try Self.merge(alice: .move(magnet: Self.m, target: .point(P(5, 5))), bob: .returnMagnet(Self.m))
+        let (t2, c2) = Self.merge(alice: .move(magnet: Self.m, target: .point(P(5, 5))), bob: .returnMagnet(Self.m))
         #expect(t2.board.magnets[Self.m] == nil && c2.count == 1)
     }
 
     @Test("two concurrent pulls of the last tile: the later is rejected; conflict on 'tile A red'")
     func lastTile() throws {
-        let (timeline, conflicts) = try Self.merge(
+        let (merged, conflicts) = Self.merge(
             alice: .pull(letter: "A", color: "red", target: .point(P(300, 300))),
             bob: .pull(letter: "A", color: "red", target: .point(P(600, 300))))
-        #expect(timeline.outcomes.last?.rejection == .trayEmpty(TileKey(letter: "A", color: "red")))
+        #expect(merged.outcomes.last?.rejection == .trayEmpty(TileKey(letter: "A", color: "red")))
         #expect(conflicts.map(\.on.description) == ["tile A red"])
     }
 
     @Test("two magnets dropped concurrently into a zone of capacity 1: the later passes over it")
     func fullZone() throws {
-        let (timeline, conflicts) = try Self.merge(
+        let (merged, conflicts) = Self.merge(
             alice: .pull(letter: "M", color: "red", target: .point(P(440, 140))),
             bob: .pull(letter: "M", color: "red", target: .point(P(430, 130))))
-        #expect(timeline.outcomes.last?.passedOver == ["slot"])
-        #expect(timeline.board.magnets[MagnetID(replica: "bob", seq: 1)]?.zone == nil)
+        #expect(merged.outcomes.last?.passedOver == ["slot"])
+        #expect(merged.board.magnets[MagnetID(replica: "bob", seq: 1)]?.zone == nil)
         #expect(conflicts.map(\.on.description) == ["zone slot"])
         #expect(conflicts.first?.settled.contains("passed over") == true)
     }
@@ -105,17 +104,16 @@ struct ConflictTests {
     @Test("both name the same zone or boundary: the later is rejected")
     func names() throws {
         let zone = Zone(name: "dock", rect: Rect(x: 0, y: 0, width: 50, height: 50))
-        let (_, c1) = try Self.merge(alice: .zoneAdd(zone), bob: .zoneAdd(zone))
+        let (_, c1) = Self.merge(alice: .zoneAdd(zone), bob: .zoneAdd(zone))
         #expect(c1.map(\.on.description) == ["zone dock"])
         let wall = Boundary(name: "wall", segment: Segment(from: P(0, 0), to: P(9, 9)))
-        let (_, c2) = try Self.merge(alice: .boundaryAdd(wall), bob: .boundaryAdd(wall))
+        let (_, c2) = Self.merge(alice: .boundaryAdd(wall), bob: .boundaryAdd(wall))
         #expect(c2.map(\.on.description) == ["boundary wall"])
-        let (_, c3) = try Self.merge(alice: .zoneRemove(name: "slot"), bob: .zoneRemove(name: "slot"))
+        let (_, c3) = Self.merge(alice: .zoneRemove(name: "slot"), bob: .zoneRemove(name: "slot"))
         #expect(c3.map(\.on.description) == ["zone slot"])
         // A boundary both remove: the base holds one here.
-        var timeline = Timeline()
         let fence = Boundary(name: "fence", segment: Segment(from: P(0, 0), to: P(9, 9)))
-        try timeline.insert([
+        let merged = Replayed([
             Operation(
                 id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(), author: "alice", time: 0,
                 payload: .createBoard(name: "b", size: Size(width: 100, height: 100))),
@@ -130,7 +128,7 @@ struct ConflictTests {
                 time: 0,
                 payload: .boundaryRemove(name: "fence")),
         ])
-        let c4 = Conflict.find(in: timeline.ops, outcomes: timeline.outcomes)
+        let c4 = Conflict.find(in: merged.ops, outcomes: merged.outcomes)
         #expect(c4.map(\.on.description) == ["boundary fence"])
         // How each was settled, word for word.
         #expect(
@@ -144,7 +142,6 @@ struct ConflictTests {
 
     @Test("ops that saw each other are no conflict")
     func causal() throws {
-        var timeline = Timeline()
         let ops = [
             Operation(
                 id: OpID(replica: "a", seq: 1), lamport: 1, context: VectorClock(), author: "a", time: 0,
@@ -156,8 +153,8 @@ struct ConflictTests {
                 id: OpID(replica: "b", seq: 1), lamport: 3, context: VectorClock(["a": 2]), author: "b", time: 0,
                 payload: .zoneAdd(Zone(name: "z", rect: Rect(x: 0, y: 0, width: 5, height: 5)))),
         ]
-        try timeline.insert(ops)
-        #expect(timeline.outcomes.last?.rejection == .zoneNameTaken("z"))
-        #expect(Conflict.find(in: timeline.ops, outcomes: timeline.outcomes).isEmpty)
+        let merged = Replayed(ops)
+        #expect(merged.outcomes.last?.rejection == .zoneNameTaken("z"))
+        #expect(Conflict.find(in: merged.ops, outcomes: merged.outcomes).isEmpty)
     }
 }

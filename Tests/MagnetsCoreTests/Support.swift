@@ -70,3 +70,17 @@ extension Outcome {
         return nil
     }
 }
+
+/// Ops of several replicas folded in replay order from an empty board, through the one apply
+/// road: what every copy that holds them shows (the store's replays are tested against its
+/// files, in MagnetsStoreTests' seeded schedules).
+struct Replayed {
+    var ops: [Operation]
+    var outcomes: [Outcome] = []
+    var board = Board()
+
+    init(_ ops: [Operation]) {
+        self.ops = ops.sorted(by: Operation.replaysBefore)
+        for op in self.ops { outcomes.append(board.apply(op)) }
+    }
+}

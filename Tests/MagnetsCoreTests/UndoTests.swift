@@ -215,13 +215,12 @@ struct UndoTests {
         let aliceUndo = op("alice", 5, 5, VectorClock(), .undo(of: aliceMove))
         // bob, having seen the pull only, moves the magnet: Lamport 4, before alice's undo (5).
         let bobMove = op("bob", 1, 4, VectorClock(["alice": 3]), .move(magnet: a, target: .point(P(600, 600))))
-        var timeline = Timeline()
-        try timeline.insert([create, stock, pull, aliceMove, aliceUndo, bobMove])
-        #expect(timeline.ops.map(\.id.description) == ["alice:1", "alice:2", "alice:3", "alice:4", "bob:1", "alice:5"])
-        let rejection = try #require(timeline.outcomes.last?.rejection)
+        let merged = Replayed([create, stock, pull, aliceMove, aliceUndo, bobMove])
+        #expect(merged.ops.map(\.id.description) == ["alice:1", "alice:2", "alice:3", "alice:4", "bob:1", "alice:5"])
+        let rejection = try #require(merged.outcomes.last?.rejection)
         #expect(rejection == .changedSince(aliceMove.id, .magnet(a), by: OpStamp(id: bobMove.id, lamport: 4)))
-        #expect(timeline.board.magnets[a]?.center == P(600, 600))
-        let conflicts = Conflict.find(in: timeline.ops, outcomes: timeline.outcomes)
+        #expect(merged.board.magnets[a]?.center == P(600, 600))
+        let conflicts = Conflict.find(in: merged.ops, outcomes: merged.outcomes)
         let undoConflict = try #require(conflicts.first { $0.later == aliceUndo.id })
         #expect(undoConflict.earlier == bobMove.id && undoConflict.on == .magnet(a))
         #expect(

@@ -41,14 +41,90 @@ enum Admission {
                 goodAuthor = incoming[k].author
             }
         }
-        let admitted: (ops: [Operation], version: VectorClock, lamports: [String: Int])
-        do {
-            admitted = try Timeline.admit(incoming, version: index.version, lamports: index.lamports)
-        } catch {
-            throw StoreError.invalidOp(error.description)
-        }
+        let admitted = try fresh(incoming, version: index.version, lamports: index.lamports)
         try checkClocks(admitted.ops, version: admitted.version, db, index: index)
         return admitted.ops
+    }
+
+    /// The ops of `incoming` that a log holding `version` lacks, in replay order, with the version
+    /// and each replica's latest Lamport number once they join it. Each replica's new ops must
+    /// follow on from what is held (no gaps, seqs contiguous), their Lamport numbers growing
+    /// with seq (`invalidOp` otherwise).
+    ///
+    /// - Complexity: O(k log k) for k incoming ops; O(k) when they come in replay order.
+    static func fresh(
+        _ incoming: [Operation], version: VectorClock, lamports: [String: Int]
+    ) throws -> (ops: [Operation], version: VectorClock, lamports: [String: Int]) {
+        // Ops come in runs of one replica: its entries are looked up once per run, not per op.
+        // Ops held already are rare: the incoming array itself is used (no copy) until one is met.
+        var fresh = incoming
+        var run: (replica: String, held: Int)?
+        func isNew(_ op: Operation) -> Bool {
+            if op.id.replica != run?.replica { run = (op.id.replica, version[op.id.replica]) }
+            return op.id.seq > run!.held
+        }
+        if let firstHeld = fresh.firstIndex(where: { !isNew($0) }) {
+            fresh = Array(fresh[..<firstHeld]) + fresh[(firstHeld + 1)...].filter(isNew)
+        }
+        // Ops read from another file come in replay order, so each replica's seqs already rise:
+        // then no sort by replica (string comparisons) is needed, only this one pass.
+        if !seqsRise(fresh) {
+            fresh.sort { ($0.id.replica, $0.id.seq) < ($1.id.replica, $1.id.seq) }
+        }
+        var unique: [Operation]?  // made only once a duplicate is dropped; until then, `fresh`
+        var nextVersion = version
+        var lamports = lamports
+        var current: (replica: String, seq: Int, lamport: Int, changed: Bool)?
+        func settle() {
+            guard let current, current.changed else { return }
+            nextVersion[current.replica] = current.seq
+            lamports[current.replica] = current.lamport
+        }
+        for k in fresh.indices {
+            let id = fresh[k].id
+            let lamport = fresh[k].lamport
+            if id.replica != current?.replica {
+                settle()
+                current = (id.replica, nextVersion[id.replica], lamports[id.replica] ?? 0, false)
+            }
+            if id.seq <= current!.seq {  // a duplicate within the batch
+                if unique == nil { unique = Array(fresh[..<k]) }
+                continue
+            }
+            guard id.seq == current!.seq + 1 else {
+                throw StoreError.invalidOp(
+                    "ops of '\(id.replica)' leave a gap: expected seq \(current!.seq + 1), found \(id.seq)")
+            }
+            guard lamport > current!.lamport else {
+                throw StoreError.invalidOp("op \(id) has a Lamport number not larger than its predecessor's")
+            }
+            current = (id.replica, id.seq, lamport, true)
+            unique?.append(fresh[k])
+        }
+        settle()
+        var result = unique ?? fresh
+        // Nearly always in replay order already: one pass tells, and spares the sort.
+        if !result.indices.dropFirst().allSatisfy({ Operation.replaysBefore(result[$0 - 1], result[$0]) }) {
+            result.sort(by: Operation.replaysBefore)
+        }
+        return (result, nextVersion, lamports)
+    }
+
+    /// `true` when, in this order, each replica's ops have strictly rising seqs.
+    static func seqsRise(_ ops: [Operation]) -> Bool {
+        var last: [String: Int] = [:]
+        var run: (replica: String, seq: Int)?
+        for op in ops {
+            let replica = op.id.replica
+            if let current = run, current.replica == replica {
+                guard op.id.seq > current.seq else { return false }
+            } else {
+                if let current = run { last[current.replica] = current.seq }
+                guard op.id.seq > (last[replica] ?? 0) else { return false }
+            }
+            run = (replica, op.id.seq)
+        }
+        return true
     }
 
     /// Causal completeness and the Lamport rule for new ops (admitted: no gaps, in replay order).
