@@ -44,6 +44,8 @@ const state = {
   me: null,              // this page's id in the lists of who is here
   people: [],            // who is on the board: [{person, name, access}]
   hands: new Map(),      // others' hands: person → {name, magnet | letter+color, x, y, node, label}
+  landing: new Map(),    // magnets another hand let go of: id → {from: [x, y], until}, until the op lands
+  ghosts: [],            // letters another hand pulled and let go of, shown until the op lands
 };
 window.magnetsPage = state; // for a person at the console (tests only ever read the DOM)
 
@@ -119,7 +121,8 @@ function listen() {
     // concurrent op sorted earlier) may change earlier outcomes (SPEC §7): both are answered
     // by reading `/show`, which is always the server's whole truth.
     if (entry && typeof entry.lamport === "number") state.seenLamport = Math.max(state.seenLamport, entry.lamport);
-    refresh();
+    const ghosts = state.ghosts.splice(0);
+    Promise.resolve(refresh()).then(() => { for (const ghost of ghosts) ghost.remove(); });
   });
   events.onerror = () => {
     events.close();
@@ -219,9 +222,11 @@ function otherHand(m) {
   const holding = m.magnet ? `m:${m.magnet}` : `t:${m.letter}\u0000${m.color}`;
   if (hand && hand.holding !== holding) { dropHand(person, false); hand = null; }
   if (!hand) {
-    hand = { holding, name: m.name, magnet: m.magnet || null, node: null, ghost: false };
+    hand = { holding, name: m.name, magnet: m.magnet || null, node: null, ghost: false, from: null };
     if (m.magnet) {
       hand.node = magnetNodes.get(m.magnet) || null;
+      const known = state.board && state.board.magnets.find((x) => x.id === m.magnet);
+      if (known) hand.from = [known.x, known.y];
     } else if (state.board) {
       const tile = state.board.tray.find((t) => t.letter === m.letter && t.color === m.color);
       if (tile) { hand.node = newMagnet(tile); hand.node.classList.remove("dragging"); hand.ghost = true; }
@@ -247,8 +252,9 @@ function otherHand(m) {
   hand.label.setAttribute("font-size", size);
 }
 
-/** A hand let go. Released: the magnet stays where it was let go until the board read back
- *  (the op's outcome) places it; otherwise it goes back where the board has it. */
+/** A hand let go. Released: the magnet stays where it was let go until the op's outcome comes
+ *  (the board read back shows it moved, or 3 s pass); otherwise it goes back where the board
+ *  has it. */
 function dropHand(person, released) {
   const hand = state.hands.get(person);
   if (!hand) return;
@@ -257,12 +263,18 @@ function dropHand(person, released) {
   hand.node.classList.remove("held");
   delete hand.node.dataset.heldBy;
   if (hand.ghost) {
-    if (released) setTimeout(() => hand.node.remove(), 2000); else hand.node.remove();
-    if (released) refresh().then(() => hand.node.remove());
+    if (!released) { hand.node.remove(); return; }
+    state.ghosts.push(hand.node);
+    setTimeout(() => hand.node.remove(), 3000);
     return;
   }
-  if (released) { refresh(); return; }
   const m = state.board && state.board.magnets.find((m) => m.id === hand.magnet);
+  // (An outcome that came before the hand's release is shown at once.)
+  if (released && hand.from && m && m.x === hand.from[0] && m.y === hand.from[1]) {
+    state.landing.set(hand.magnet, { from: hand.from, until: performance.now() + 3000 });
+    setTimeout(() => { if (state.board) drawMagnets(state.board); }, 3050);
+    return;
+  }
   if (m && !(state.drag && state.drag.id === m.id) && !state.pending.has(m.id)) place(hand.node, m.x, m.y);
 }
 
@@ -425,7 +437,12 @@ function drawMagnets(show) {
     node.setAttribute("aria-label",
       `${m.letter}, ${m.color}, at ${round(m.x)}, ${round(m.y)}${m.zone ? `, in zone ${m.zone}` : ""}`);
     // A magnet being dragged here stays under the finger until its command is answered.
-    if (!(state.drag && state.drag.id === m.id) && !state.pending.has(m.id) && !node.classList.contains("held")) {
+    // One another hand holds stays under it; one it let go of stays until the op lands.
+    const landing = state.landing.get(m.id);
+    const waiting = landing && landing.from[0] === m.x && landing.from[1] === m.y && performance.now() < landing.until;
+    if (landing && !waiting) state.landing.delete(m.id);
+    if (!(state.drag && state.drag.id === m.id) && !state.pending.has(m.id) && !node.classList.contains("held") &&
+      !waiting) {
       place(node, m.x, m.y);
     }
     // z order: the last is on top. Only nodes out of place move (moving one drops its focus).

@@ -138,6 +138,37 @@ struct FanoutTests: ScratchSuite {
         #expect(postSeconds.allSatisfy { $0 < 20 })
         #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int ?? 0 >= total)
     }
+
+    @Test("a live follower that falls behind the backlog is told to resync, then closed")
+    func resync() throws {
+        must("init", "-b", "alice.magnets", "--replica", "alice")
+        must("tray", "add", "ABC", "--unlimited", "-b", "alice.magnets")
+        must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
+        must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
+        let rw = serverToken("fridge")
+        // The smallest backlog (64 KiB): one POST of 2,000 ops is more than it.
+        let server = try TestServer(scratch, environment: ["MAGNETS_READER_BACKLOG": "65536"])
+        let file = try BoardFile.open(scratch.file("alice.magnets"))
+        try SyncCrashTests.moveBundle(2000, replica: "bulk", on: file, seed: 7, to: scratch.file("bulk.bundle"))
+        try file.close()
+        let script = LiveTests.here.appendingPathComponent("live_client.py").path
+        let follower = Started(
+            "/usr/bin/env", ["python3", script, "\(server.port)", "fridge", rw, "follow-until-close"],
+            in: scratch.path, environment: ScratchFolder.user, input: nil)
+        defer { follower.kill(SIGKILL) }
+        #expect(follower.line()?.contains("ready") == true)
+        usleep(300_000)
+        let answer = try server.post(
+            "/boards/fridge/ops", token: rw, try Data(contentsOf: URL(fileURLWithPath: scratch.file("bulk.bundle"))))
+        #expect(answer.status == 200, "\(answer.text)")
+        let seen = try #require(
+            try JSONSerialization.jsonObject(with: Data((follower.line() ?? "{}").utf8)) as? [String: Any])
+        let resync = (seen["resync"] as? [[String: Any]])?.first
+        #expect((resync?["error"] as? String)?.contains("fell too far behind") == true, "\(seen)")
+        #expect((seen["types"] as? [Any])?.contains { $0 as? String == "taken" } == false, "\(seen)")
+        // The board took every op all the same, and still answers.
+        #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int ?? 0 >= 2000)
+    }
 }
 
 /// Per-reader counters shared with the reading threads.

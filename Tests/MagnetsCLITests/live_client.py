@@ -9,6 +9,7 @@ Scenarios:
     exchange CLOCK_JSON BUNDLE_FILE   hello with CLOCK, read the server's hello and bundle, send
                                       BUNDLE_FILE as the bundle, checked, read done
     follow                            an exchange of nothing, then follow; prints the first taken
+    follow-until-close                follow, then print every message until the server closes
     malformed | unknown | early-checked | oversize | stall
                                       a broken exchange; prints the refusal or the close
     hands MAGNET RO_TOKEN             a page "eve" sends bad hands (malformed, oversized, an
@@ -236,6 +237,12 @@ def main():
         out["ready"] = True
         print(json.dumps(out), flush=True)
         out = {"taken": ws.receive_json()}
+    elif scenario == "follow-until-close":
+        ws.send_json({"type": "follow"})
+        print(json.dumps({"ready": True}), flush=True)
+        seen = until_close(ws)
+        out["types"] = [m.get("type", m.get("close", "closed")) if isinstance(m, dict) else m for m in seen]
+        out["resync"] = [m for m in seen if m.get("type") == "resync"]
     elif scenario == "malformed":
         ws.send_text("{this is not json")
         out["seen"] = until_close(ws)
