@@ -79,7 +79,9 @@ struct LiveSession {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: .seconds(1))
                         if hands.silent(for: PresenceRules.silence) {
-                            channel.inbox.finish(throwing: ExchangeError.cut("the page said nothing for 10 s"))
+                            channel.inbox.finish(
+                                throwing: ExchangeError.cut(
+                                    "the page said nothing for \(PresenceRules.silence.components.seconds) s"))
                             return
                         }
                     }
