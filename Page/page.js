@@ -156,6 +156,7 @@ function connectLive() {
     let m = null;
     try { m = JSON.parse(message.data); } catch { return; }
     if (m.type === "hand") otherHand(m);
+    else if (m.type === "hands") for (const hand of m.hands || []) otherHand(hand);
     else if (m.type === "present") present(m.people || []);
     else if (m.type === "joined") { state.me = m.person; drawPeople(); }
     else if (m.type === "hand-refused") console.warn(`hand refused: ${m.error}`);

@@ -97,15 +97,16 @@ def main():
                 except Exception:
                     return
                 now = time.monotonic()
-                if kind != "text" or '"hand"' not in data:
+                if kind != "text" or '"hand' not in data:
                     continue
                 m = json.loads(data)
-                if m.get("type") != "hand" or "x" not in m:
-                    continue
-                with sent_lock:
-                    at = sent.pop((m["name"], int(m["x"])), None)
-                if at is not None:
-                    latencies.append(now - at)
+                for hand in m.get("hands", [m]) if m.get("type") in ("hand", "hands") else []:
+                    if "x" not in hand:
+                        continue
+                    with sent_lock:
+                        at = sent.pop((hand["name"], int(hand["x"])), None)
+                    if at is not None:
+                        latencies.append(now - at)
 
         def drag(i):
             name = f"c{i}"

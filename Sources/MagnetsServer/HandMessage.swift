@@ -94,6 +94,20 @@ enum HandMessage: Equatable {
         return ByteBuffer(string: JSONValue.object(object).serialized())
     }
 
+    /// `{"type":"hands","hands":[HAND, …]}`: several people's hands that waited together for a
+    /// reader, in one message (each HAND as `frame` makes it).
+    static func hands(_ frames: [ByteBuffer]) -> ByteBuffer {
+        var out = ByteBuffer()
+        out.reserveCapacity(frames.reduce(24) { $0 + $1.readableBytes + 1 })
+        out.writeString(#"{"type":"hands","hands":["#)
+        for (index, frame) in frames.enumerated() {
+            if index > 0 { out.writeString(",") }
+            out.writeImmutableBuffer(frame)
+        }
+        out.writeString("]}")
+        return out
+    }
+
     /// `{"type":"present","people":[{"person","name","access"}, …]}`.
     static func presence(_ people: [EventHub.Present]) -> ByteBuffer {
         let list = people.map { entry in

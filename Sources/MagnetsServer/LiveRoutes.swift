@@ -113,7 +113,12 @@ struct LiveSession {
                 outbox.writing(.now)
                 for frames in batch.ops { for message in frames.taken { try await send(message) } }
                 if let presence = batch.presence { try await send(presence) }
-                for hand in batch.hands { try await send(hand) }
+                if batch.hands.count == 1 {
+                    try await send(batch.hands[0])
+                } else if !batch.hands.isEmpty {
+                    // Several people's hands waited together: one message carries them all.
+                    try await send(HandMessage.hands(batch.hands))
+                }
                 outbox.writing(nil)
             }
         } catch {

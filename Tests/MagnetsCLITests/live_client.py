@@ -178,6 +178,8 @@ def hands(port, board, token, magnet, ro_token):
     refusals = []
 
     def refused(ws, send):
+        # Pages say they are still here (a page silent for 8 s is closed).
+        observer.send_json({"type": "here"})
         send()
         seen, closed = messages_for(ws, 1.1)
         refusals.append({"refusals": [m["error"] for m in seen if m["type"] == "hand-refused"], "closed": closed})
@@ -200,7 +202,7 @@ def hands(port, board, token, magnet, ro_token):
     eve.send_json({"type": "hand", "magnet": magnet, "x": 321, "y": 123})
     seen, closed = messages_for(observer, 1.5)
     out["observer_closed"] = closed
-    hands_seen = [m for m in seen if m["type"] == "hand"]
+    hands_seen = [h for m in seen if m["type"] in ("hand", "hands") for h in m.get("hands", [m])]
     out["observer_hands"] = len(hands_seen)
     out["observer_last_hand"] = hands_seen[-1] if hands_seen else None
     out["observer_present"] = [m for m in seen if m["type"] == "present"][-1:]
