@@ -35,8 +35,17 @@ struct EventsRoutes {
                     while let batch = await outbox.take() {
                         var buffers = batch.ops.map(\.events)
                         if batch.keepAlive { buffers.append(ByteBuffer(string: ": keep-alive\n\n")) }
-                        outbox.writing(.now)
-                        try await writer.write(contentsOf: buffers)
+                        // In slices (sharing the frames' storage), each timed on its own: a
+                        // reader is stalled when it takes no slice for the timeout, however
+                        // long a large write takes a reader that does read.
+                        for var buffer in buffers {
+                            while let slice = buffer.readSlice(length: min(buffer.readableBytes, Outbox.sliceSize)),
+                                slice.readableBytes > 0
+                            {
+                                outbox.writing(.now)
+                                try await writer.write(slice)
+                            }
+                        }
                         outbox.writing(nil)
                     }
                 } onGracefulShutdown: {

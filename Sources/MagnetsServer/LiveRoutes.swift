@@ -105,12 +105,14 @@ struct LiveSession {
     /// Writes what the board puts into the outbox, as it comes, until the outbox ends; a reader
     /// that fell behind is told to resync and its session ended.
     static func pump(_ outbox: Outbox, _ outbound: WebSocketOutboundWriter, inbox: MessageQueue<LiveMessage>) async {
+        // Each message (at most about `OpFrames.takenSize`) timed on its own, as an event
+        // stream's slices are.
         func send(_ buffer: ByteBuffer) async throws {
+            outbox.writing(.now)
             try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: buffer)))
         }
         do {
             while let batch = await outbox.take() {
-                outbox.writing(.now)
                 for frames in batch.ops { for message in frames.taken { try await send(message) } }
                 if let presence = batch.presence { try await send(presence) }
                 if batch.hands.count == 1 {

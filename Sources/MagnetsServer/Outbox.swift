@@ -171,6 +171,10 @@ final class Outbox: Sendable {
         }
     }
 
+    /// The most bytes a reader's task writes at once: a write that waits longer than the stall
+    /// timeout means the reader took less than this in that time.
+    static let sliceSize = 64 << 10
+
     /// Marks a write under way (`nil`: it is done), for `stalled(after:now:)`.
     func writing(_ began: ContinuousClock.Instant?) { state.withLock { $0.writingSince = began } }
 

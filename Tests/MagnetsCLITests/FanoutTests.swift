@@ -13,7 +13,7 @@ struct FanoutTests: ScratchSuite {
 
     /// A WebSocket on `/boards/fridge/live` that asked to follow and then never reads.
     func deafFollower(_ port: Int, _ token: String) throws -> Connection {
-        let connection = try Connection(port: port, timeout: 1)
+        let connection = try Connection(port: port, timeout: 20)
         try connection.send(
             "GET /boards/fridge/live HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
@@ -22,6 +22,8 @@ struct FanoutTests: ScratchSuite {
         // A masked text frame (mask 0): {"type":"follow"}.
         let text = Array(#"{"type":"follow"}"#.utf8)
         try connection.send(Data([0x81, 0x80 | UInt8(text.count), 0, 0, 0, 0] + text))
+        var wait = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         return connection
     }
 
@@ -62,13 +64,23 @@ struct FanoutTests: ScratchSuite {
         must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
         must("server", "add", "other", "--dir", "boards")
         let (rw, other) = (serverToken("fridge"), serverToken("other"))
-        let server = try TestServer(
-            scratch, extra: ["--timeout", "3"], environment: ["MAGNETS_READER_BACKLOG": "\(2 << 20)"])
+
+        // How many of each: `MAGNETS_FANOUT=READERS,DEAF_STREAMS,DEAF_LIVE,POSTS,OPS_PER_POST`
+        // for a bigger run (the issue's: 20,650,330,4,5000); CI runs the small default.
+        let scale = (ProcessInfo.processInfo.environment["MAGNETS_FANOUT"] ?? "10,40,20,10,2000")
+            .split(separator: ",").compactMap { Int($0) }
+        try #require(scale.count == 5 && scale.allSatisfy { $0 > 0 })
+        let (readerCount, deafStreamCount, deafLiveCount) = (scale[0], scale[1], scale[2])
+        let (posts, perPost) = (scale[3], scale[4])
+        // The small run lowers the backlog to 2 MiB so that its deaf readers pass it; the big
+        // one keeps 16 MiB (its deaf readers are closed when their writes stall for 3 s).
+        let backlog =
+            ProcessInfo.processInfo.environment["MAGNETS_FANOUT"] == nil
+            ? ["MAGNETS_READER_BACKLOG": "\(2 << 20)"] : [:]
+        let server = try TestServer(scratch, extra: ["--timeout", "3"], environment: backlog)
         let pid = server.started.process.processIdentifier
         let rssBefore = rss(pid)
-
         // Bundles of moves by replicas of their own, each following on from alice's file.
-        let (posts, perPost) = (10, 2000)
         let file = try BoardFile.open(scratch.file("alice.magnets"))
         for k in 1...posts {
             try SyncCrashTests.moveBundle(
@@ -76,9 +88,8 @@ struct FanoutTests: ScratchSuite {
         }
         try file.close()
 
-        let readerCount = 10
-        let deafStreams = try (0..<40).map { _ in try server.events("fridge", token: rw) }
-        let deafLive = try (0..<20).map { _ in try deafFollower(server.port, rw) }
+        let deafStreams = try (0..<deafStreamCount).map { _ in try server.events("fridge", token: rw) }
+        let deafLive = try (0..<deafLiveCount).map { _ in try deafFollower(server.port, rw) }
         for stream in deafStreams {
             var off = timeval(tv_sec: 1, tv_usec: 0)
             setsockopt(stream.connection.fd, SOL_SOCKET, SO_RCVTIMEO, &off, socklen_t(MemoryLayout<timeval>.size))
@@ -128,7 +139,7 @@ struct FanoutTests: ScratchSuite {
         usleep(300_000)
         let (p99, worst, failed) = latencies.summary()
         print(
-            "fan-out: \(total) ops in \(posts) POSTs of \(perPost), 10 reading + 40 deaf streams + 20 deaf live: POST s \(postSeconds.map { String(format: "%.2f", $0) }), other /show p99 \(String(format: "%.3f", p99)) s max \(String(format: "%.3f", worst)) s, RSS \(rssBefore) → \(peakRSS) MiB; deaf closed \(deafClosed)/40 streams, \(liveClosed)/20 live"
+            "fan-out: \(total) ops in \(posts) POSTs of \(perPost), \(readerCount) reading + \(deafStreamCount) deaf streams + \(deafLiveCount) deaf live: POST s \(postSeconds.map { String(format: "%.2f", $0) }), other /show p99 \(String(format: "%.3f", p99)) s max \(String(format: "%.3f", worst)) s, RSS \(rssBefore) → \(peakRSS) MiB; deaf closed \(deafClosed)/\(deafStreamCount) streams, \(liveClosed)/\(deafLiveCount) live, RSS after \(rss(pid)) MiB"
         )
         #expect(deafClosed == deafStreams.count)
         #expect(liveClosed == deafLive.count)
