@@ -28,6 +28,7 @@ const ui = {
   title: $("title"), link: $("link"), who: $("who"), notice: $("notice"), nameForm: $("name-form"),
   nameInput: $("name-input"), tray: $("tray"), stage: $("stage"), svg: $("board"), zones: $("zones"),
   boundaries: $("boundaries"), magnets: $("magnets"), flashes: $("flashes"), toast: $("toast"),
+  people: $("people"), handLabels: $("hand-labels"),
 };
 
 /** The page's state: the last `/show`, and what this page is doing to it. */
@@ -40,6 +41,11 @@ const state = {
   pending: new Set(),    // magnets whose command is on its way
   seenLamport: 0,        // the largest Lamport number of the events seen
   scale: 1,
+  me: null,              // this page's id in the lists of who is here
+  people: [],            // who is on the board: [{person, name, access}]
+  hands: new Map(),      // others' hands: person → {name, magnet | letter+color, x, y, node, label}
+  landing: new Map(),    // magnets another hand let go of: id → {from: [x, y], until}, until the op lands
+  ghosts: [],            // letters another hand pulled and let go of, shown until the op lands
 };
 window.magnetsPage = state; // for a person at the console (tests only ever read the DOM)
 
@@ -115,7 +121,8 @@ function listen() {
     // concurrent op sorted earlier) may change earlier outcomes (SPEC §7): both are answered
     // by reading `/show`, which is always the server's whole truth.
     if (entry && typeof entry.lamport === "number") state.seenLamport = Math.max(state.seenLamport, entry.lamport);
-    refresh();
+    const ghosts = state.ghosts.splice(0);
+    Promise.resolve(refresh()).then(() => { for (const ghost of ghosts) ghost.remove(); });
   });
   events.onerror = () => {
     events.close();
@@ -123,6 +130,174 @@ function listen() {
     setTimeout(listen, retry);
     retry = Math.min(retry * 2, 5000);
   };
+}
+
+// MARK: - Others' hands: /live
+
+/** A page sends its hand at most this often (SPEC §8: 30 a second). */
+const HAND_INTERVAL = 1000 / 30;
+/** It says it is still here this often (a page silent for 8 s leaves the others' lists). */
+const HERE_INTERVAL = 2500;
+
+let live = null;
+let liveRetry = 500;
+/** The live connection (PROTOCOL.md, "Hands and who is here"): this page joins under its name,
+ *  sends its hand while it drags, and hears the others' hands and who is here. Ops still come
+ *  by `/events`; a lost connection comes back by itself. */
+function connectLive() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const url = `${scheme}://${location.host}${api}/live${token ? `?token=${encodeURIComponent(token)}` : ""}`;
+  let socket;
+  try { socket = new WebSocket(url); } catch { return; }
+  live = socket;
+  socket.onopen = () => { liveRetry = 500; join(); };
+  socket.onmessage = (message) => {
+    if (typeof message.data !== "string") return;
+    let m = null;
+    try { m = JSON.parse(message.data); } catch { return; }
+    if (m.type === "hand") otherHand(m);
+    else if (m.type === "hands") for (const hand of m.hands || []) otherHand(hand);
+    else if (m.type === "present") present(m.people || []);
+    else if (m.type === "joined") { state.me = m.person; drawPeople(); }
+    else if (m.type === "hand-refused") console.warn(`hand refused: ${m.error}`);
+  };
+  socket.onclose = () => {
+    if (live !== socket) return;
+    live = null;
+    for (const person of [...state.hands.keys()]) dropHand(person, false);
+    present([]);
+    setTimeout(connectLive, liveRetry);
+    liveRetry = Math.min(liveRetry * 2, 5000);
+  };
+}
+
+function sendLive(message) {
+  if (live && live.readyState === WebSocket.OPEN) live.send(JSON.stringify(message));
+}
+
+/** Joins (again, after a rename) under this page's name; a viewer without one is "viewer". */
+function join() { sendLive({ type: "join", name: state.author || "viewer" }); }
+
+setInterval(() => sendLive({ type: "here" }), HERE_INTERVAL);
+
+// A page going away (a closed tab, another address) leaves the others' lists at once; one
+// coming back from the browser's cache joins again.
+window.addEventListener("pagehide", () => {
+  const socket = live;
+  live = null;
+  if (socket) { socket.onclose = null; socket.close(); }
+});
+window.addEventListener("pageshow", (event) => { if (event.persisted && !live) connectLive(); });
+
+let handSent = 0;
+let handTimer = null;
+let handWaiting = null;
+/** Sends where this page's hand is, at most 30 times a second (the latest wins). */
+function sendHand(hand) {
+  handWaiting = hand;
+  if (handTimer) return;
+  const wait = Math.max(0, handSent + HAND_INTERVAL - performance.now());
+  handTimer = setTimeout(() => {
+    handTimer = null;
+    if (!handWaiting) return;
+    handSent = performance.now();
+    sendLive({ type: "hand", ...handWaiting });
+    handWaiting = null;
+  }, wait);
+}
+
+/** The hand let go: "released" (a command follows) or "cancelled" (the drag was given up). */
+function sendGone(how) {
+  clearTimeout(handTimer);
+  handTimer = null;
+  handWaiting = null;
+  sendLive({ type: "hand", gone: how });
+}
+
+/** Another page's hand: the magnet it holds (or the letter it pulls) moves there, marked with
+ *  its name; when it lets go the magnet stays until the op's outcome comes, or goes back. */
+function otherHand(m) {
+  const person = m.person;
+  if (m.gone) { dropHand(person, m.gone === "released"); return; }
+  let hand = state.hands.get(person);
+  const holding = m.magnet ? `m:${m.magnet}` : `t:${m.letter}\u0000${m.color}`;
+  if (hand && hand.holding !== holding) { dropHand(person, false); hand = null; }
+  if (!hand) {
+    hand = { holding, name: m.name, magnet: m.magnet || null, node: null, ghost: false, from: null };
+    if (m.magnet) {
+      hand.node = magnetNodes.get(m.magnet) || null;
+      const known = state.board && state.board.magnets.find((x) => x.id === m.magnet);
+      if (known) hand.from = [known.x, known.y];
+    } else if (state.board) {
+      const tile = state.board.tray.find((t) => t.letter === m.letter && t.color === m.color);
+      if (tile) { hand.node = newMagnet(tile); hand.node.classList.remove("dragging"); hand.ghost = true; }
+    }
+    if (!hand.node) return;
+    hand.label = el("text", { class: "hand-label", "data-person": person }, ui.handLabels);
+    state.hands.set(person, hand);
+  }
+  // This page's own drag of the same magnet wins on this page.
+  if (state.drag && state.drag.id === hand.magnet) return;
+  hand.name = m.name;
+  hand.x = m.x;
+  hand.y = m.y;
+  hand.node.classList.add("held");
+  hand.node.dataset.heldBy = m.name;
+  place(hand.node, m.x, m.y);
+  ui.magnets.appendChild(hand.node);
+  const size = textSize(12);
+  const height = hand.node.getBBox ? hand.node.getBBox().height : 50;
+  hand.label.textContent = m.name;
+  hand.label.setAttribute("x", m.x);
+  hand.label.setAttribute("y", m.y + height / 2 + size * 1.2);
+  hand.label.setAttribute("font-size", size);
+}
+
+/** A hand let go. Released: the magnet stays where it was let go until the op's outcome comes
+ *  (the board read back shows it moved, or 3 s pass); otherwise it goes back where the board
+ *  has it. */
+function dropHand(person, released) {
+  const hand = state.hands.get(person);
+  if (!hand) return;
+  state.hands.delete(person);
+  hand.label.remove();
+  hand.node.classList.remove("held");
+  delete hand.node.dataset.heldBy;
+  if (hand.ghost) {
+    if (!released) { hand.node.remove(); return; }
+    state.ghosts.push(hand.node);
+    setTimeout(() => hand.node.remove(), 3000);
+    return;
+  }
+  const m = state.board && state.board.magnets.find((m) => m.id === hand.magnet);
+  // (An outcome that came before the hand's release is shown at once.)
+  if (released && hand.from && m && m.x === hand.from[0] && m.y === hand.from[1]) {
+    state.landing.set(hand.magnet, { from: hand.from, until: performance.now() + 3000 });
+    setTimeout(() => { if (state.board) drawMagnets(state.board); }, 3050);
+    return;
+  }
+  if (m && !(state.drag && state.drag.id === m.id) && !state.pending.has(m.id)) place(hand.node, m.x, m.y);
+}
+
+/** The list of who is on the board; hands of people gone are dropped (put back). */
+function present(people) {
+  state.people = people;
+  const here = new Set(people.map((p) => p.person));
+  for (const person of [...state.hands.keys()]) if (!here.has(person)) dropHand(person, false);
+  drawPeople();
+}
+
+function drawPeople() {
+  const items = state.people.map((p) => {
+    const item = document.createElement("li");
+    item.dataset.person = p.person;
+    item.dataset.access = p.access;
+    item.textContent = p.name + (p.person === state.me ? " (you)" : "") + (p.access === "read" ? " 👁" : "");
+    item.title = p.access === "read" ? `${p.name} is watching (read-only)` : `${p.name} may edit`;
+    return item;
+  });
+  ui.people.replaceChildren(...items);
+  ui.people.hidden = items.length === 0;
 }
 
 function setOffline(offline) {
@@ -263,7 +438,14 @@ function drawMagnets(show) {
     node.setAttribute("aria-label",
       `${m.letter}, ${m.color}, at ${round(m.x)}, ${round(m.y)}${m.zone ? `, in zone ${m.zone}` : ""}`);
     // A magnet being dragged here stays under the finger until its command is answered.
-    if (!(state.drag && state.drag.id === m.id) && !state.pending.has(m.id)) place(node, m.x, m.y);
+    // One another hand holds stays under it; one it let go of stays until the op lands.
+    const landing = state.landing.get(m.id);
+    const waiting = landing && landing.from[0] === m.x && landing.from[1] === m.y && performance.now() < landing.until;
+    if (landing && !waiting) state.landing.delete(m.id);
+    if (!(state.drag && state.drag.id === m.id) && !state.pending.has(m.id) && !node.classList.contains("held") &&
+      !waiting) {
+      place(node, m.x, m.y);
+    }
     // z order: the last is on top. Only nodes out of place move (moving one drops its focus).
     if (ui.magnets.children[index] !== node) ui.magnets.insertBefore(node, ui.magnets.children[index] || null);
     index++;
@@ -394,6 +576,7 @@ function dragTo(event) {
     const [x, y] = clamp(px + drag.offset[0], py + drag.offset[1], m.width, m.height);
     drag.path.push([x, y]);
     place(drag.node, x, y);
+    sendHand({ magnet: drag.id, x, y });
   }
 }
 
@@ -407,9 +590,11 @@ async function endMagnetDrag(event, cancelled) {
   const path = thin(drag.path);
   const m = drag.magnet;
   if (cancelled || path.length === 0 || path.every(([x, y]) => x === m.x && y === m.y)) {
+    if (path.length) sendGone("cancelled");
     place(drag.node, m.x, m.y);
     return;
   }
+  sendGone("released");
   await commit(drag.node, m.id, { kind: "move", magnet: m.id, path });
 }
 
@@ -493,11 +678,13 @@ function trayMove(event) {
         drag.node = newMagnet(drag.tile);
         const [x, y] = clamp(p[0], p[1], drag.tile.width, drag.tile.height);
         place(drag.node, x, y);
+        sendHand({ letter: drag.tile.letter, color: drag.tile.color, x, y });
       }
     } else if (drag.swipe === "down") {
       drag.path.push(p);
       const [x, y] = clamp(p[0], p[1], drag.tile.width, drag.tile.height);
       place(drag.node, x, y);
+      sendHand({ letter: drag.tile.letter, color: drag.tile.color, x, y });
     } else if (drag.swipe === "left" || drag.swipe === "right") {
       // A sideways swipe scrolls the strip, following the finger; nothing is pulled.
       ui.tray.scrollLeft = drag.scroll - (e.clientX - drag.clientX);
@@ -529,6 +716,7 @@ async function endTrayGesture(event, cancelled) {
   state.drag = null;
   if (drag.swipe !== "down") return;
   drag.node.classList.remove("dragging");
+  sendGone(cancelled ? "cancelled" : "released");
   if (cancelled) { drag.node.remove(); return; }
   const path = thin(drag.path, drag.recognised);
   await commit(drag.node, null, { kind: "pull", letter: drag.tile.letter, color: drag.tile.color, path },
@@ -550,6 +738,17 @@ function pointerEnd(event) {
   const cancelled = event.type === "pointercancel";
   if (drag.kind === "move") endMagnetDrag(event, cancelled); else endTrayGesture(event, cancelled);
 }
+
+/** Escape gives a drag up: the magnet goes back (a pull is dropped), and nothing is sent. */
+document.addEventListener("keydown", (event) => {
+  const drag = state.drag;
+  if (event.key !== "Escape" || !drag) return;
+  event.preventDefault();
+  for (const target of [ui.svg, ui.tray]) {
+    try { if (target.hasPointerCapture(drag.pointer)) target.releasePointerCapture(drag.pointer); } catch { }
+  }
+  if (drag.kind === "move") endMagnetDrag(event, true); else endTrayGesture(event, true);
+});
 
 for (const target of [ui.svg, ui.tray]) {
   target.addEventListener("pointermove", pointerMove);
@@ -594,6 +793,7 @@ ui.nameForm.addEventListener("submit", (event) => {
   state.author = name;
   localStorage.setItem(AUTHOR_KEY, name);
   updateControls();
+  join();
 });
 
 ui.who.addEventListener("click", () => {
@@ -621,3 +821,4 @@ window.addEventListener("resize", () => { if (state.board) draw(); });
 probeAccess();
 refresh();
 listen();
+connectLive();

@@ -6,9 +6,14 @@ import WSCore
 /// are read into a bounded queue (`MessageQueue`) as they come, text as control messages
 /// (`ExchangeMessage`, a malformed one ending the reading with its error), binary as bundle
 /// parts; sends go out as whole messages. The reading stops when `body` returns.
+///
+/// `aside`, when given, sees each text message first and takes the ones that are not the
+/// exchange's (the server's hands and presence, PROTOCOL.md), answering true; it runs on the
+/// reading task, so it must not wait long.
 public enum WebSocketExchange {
     public static func run<T: Sendable>(
         _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, peer: String,
+        aside: (@Sendable (String) async -> Bool)? = nil,
         _ body: @escaping @Sendable (QueuedChannel) async throws -> T
     ) async throws -> T {
         let inbox = MessageQueue<LiveMessage>()
@@ -24,7 +29,9 @@ public enum WebSocketExchange {
                     for try await message in inbound.messages(maxSize: ExchangeMessage.maxSize) {
                         switch message {
                         case .binary(let buffer): await inbox.push(.part(Array(buffer.readableBytesView)))
-                        case .text(let text): await inbox.push(.control(try ExchangeMessage(parsing: text)))
+                        case .text(let text):
+                            if let aside, await aside(text) { continue }
+                            await inbox.push(.control(try ExchangeMessage(parsing: text)))
                         }
                     }
                     inbox.finish()

@@ -307,14 +307,30 @@ public final class BoardDatabase: Sendable {
     /// The notification channel: each notification's payload is a board's name.
     public static let channel = "board_ops"
 
-    /// Calls `notified` with each board name notified on `channel`, on a connection of its own,
-    /// until that connection ends (then it throws; the caller listens again). `listening` is
-    /// called once the listener is in place.
+    /// The channel of hands and presence between the processes (never stored): each
+    /// notification's payload is one JSON object of the server's (at most `maxPayload` bytes).
+    public static let handsChannel = "board_hands"
+
+    /// PostgreSQL's limit on a notification's payload is 8,000 bytes.
+    public static let maxPayload = 7_900
+
+    /// Sends `payload` on `handsChannel` to every listening process, at once (no transaction).
+    public func notifyHands(_ payload: String) async throws {
+        let logger = self.logger
+        _ = try await withConnection { connection in
+            try await connection.query("SELECT pg_notify(\(Self.handsChannel), \(payload))", logger: logger)
+        }
+    }
+
+    /// Calls `notified` with each payload notified on `channel` (a board's name on the default
+    /// one), on a connection of its own, until that connection ends (then it throws; the caller
+    /// listens again). `listening` is called once the listener is in place.
     public func listen(
+        on channel: String = BoardDatabase.channel,
         listening: @escaping @Sendable () async -> Void, notified: @escaping @Sendable (String) async -> Void
     ) async throws {
         try await withConnection(answerWait: nil) { connection in
-            try await connection.listen(on: Self.channel) { notifications in
+            try await connection.listen(on: channel) { notifications in
                 await listening()
                 for try await notification in notifications { await notified(notification.payload) }
             }

@@ -96,6 +96,10 @@ final class BoardDirectory: BoardStore {
         for host in hosts.withLock({ Array($0.values) }) { host.events.keepAlive() }
     }
 
+    func sweep(stallTimeout timeout: Duration) {
+        for host in hosts.withLock({ Array($0.values) }) { host.events.closeStalled(after: timeout) }
+    }
+
     /// Ends every board's event streams.
     func finishEvents() {
         for host in hosts.withLock({ Array($0.values) }) { host.events.finishAll() }

@@ -14,6 +14,10 @@ protocol BoardStore: Sendable {
     /// Sends a comment down every event stream.
     func keepAlive()
 
+    /// Closes every reader whose write has waited longer than `timeout` (`EventHub.closeStalled`),
+    /// and, on PostgreSQL, tells the other processes who is here.
+    func sweep(stallTimeout timeout: Duration)
+
     /// Ends every board's event streams (the server is stopping).
     func finishEvents()
 

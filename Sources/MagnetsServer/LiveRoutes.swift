@@ -6,6 +6,7 @@ import MagnetsCore
 import MagnetsLive
 import MagnetsStore
 import NIOCore
+import NIOWebSocket
 import ServiceLifecycle
 import Synchronization
 
@@ -23,7 +24,7 @@ struct LiveRoutes {
             guard let board = context.requestContext.board else { return }
             await LiveSession(
                 board: board, mayWrite: context.requestContext.access == .write, limits: limits,
-                tokenCheck: context.requestContext.tokenCheck
+                tokenCheck: context.requestContext.tokenCheck, connection: context.requestContext.channel
             ).run(inbound, outbound, logger: context.logger)
         }
     }
@@ -37,13 +38,17 @@ struct LiveRoutes {
     }
 }
 
-/// One live connection: its exchanges, and the ops it follows.
+/// One live connection: its exchanges, the ops it follows, and, for a page that joined, the
+/// hands and presence of the board (PROTOCOL.md). Everything the board sends it goes through its
+/// `Outbox`, written by a task of its own (`pump`), so the board never waits on it.
 struct LiveSession {
     let board: any HostedBoard
     let mayWrite: Bool
     let limits: ServerLimits
     /// Ends the session when its token is revoked.
     let tokenCheck: TokenCheck?
+    /// The connection, closed at once when a write to it stalls.
+    let connection: any Channel
 
     func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, logger: Logger) async {
         let exchanges = ServerExchange(
@@ -57,26 +62,35 @@ struct LiveSession {
                 return (Int(answer.status.code), answer.message)
             })
         let board = self.board
-        let follower = Follower()
-        defer { follower.stop() }
+        let connection = self.connection
+        let (id, outbox) = board.events.subscribe(live: true) { connection.close(promise: nil) }
+        defer { board.events.unsubscribe(id) }
+        let hands = HandDesk(board: board, reader: id, mayWrite: mayWrite)
         do {
             let tokenCheck = self.tokenCheck
-            try await WebSocketExchange.run(inbound, outbound, peer: "the client") { channel in
+            let aside: @Sendable (String) async -> Bool = { text in await hands.take(text, outbound) }
+            try await WebSocketExchange.run(inbound, outbound, peer: "the client", aside: aside) { channel in
                 let revocation = tokenCheck?.watch { channel.inbox.finish(throwing: TokenRevoked()) }
                 defer { revocation?.cancel() }
+                let pump = Task { await Self.pump(outbox, outbound, inbox: channel.inbox) }
+                defer { pump.cancel() }
+                let silence = Task {
+                    // A page that joined and then says nothing for `PresenceRules.silence` is gone.
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(1))
+                        if hands.silent(for: PresenceRules.silence) {
+                            channel.inbox.finish(
+                                throwing: ExchangeError.cut(
+                                    "the page said nothing for \(PresenceRules.silence.components.seconds) s"))
+                            return
+                        }
+                    }
+                }
+                defer { silence.cancel() }
                 // A stopping server ends the connection: the exchange under way fails, so the
                 // client's file stays as it was, and the next sync heals.
                 try await withGracefulShutdownHandler {
-                    try await exchanges.run(channel) {
-                        follower.start(
-                            board: board,
-                            send: { entries in try await channel.send(.control(.taken(entries: entries))) },
-                            fellBehind: {
-                                // It catches up by an exchange when it comes back.
-                                channel.inbox.finish(
-                                    throwing: ExchangeError.cut("the client fell too far behind the board's ops"))
-                            })
-                    }
+                    try await exchanges.run(channel) { outbox.wantsOps.store(true, ordering: .relaxed) }
                 } onGracefulShutdown: {
                     channel.inbox.finish(throwing: ExchangeError.cut("the server is stopping"))
                 }
@@ -87,33 +101,36 @@ struct LiveSession {
         }
         try? await outbound.close(.normalClosure, reason: nil)
     }
-}
 
-/// Sends a following client the board's new ops, from the board's event listeners.
-final class Follower: Sendable {
-    private let task = Mutex<Task<Void, Never>?>(nil)
-
-    /// Starts sending (once; a second `follow` changes nothing). A client that reads too slowly
-    /// is dropped by the board's listeners (`EventHub.backlog`): `fellBehind` is called then.
-    func start(
-        board: any HostedBoard, send: @escaping @Sendable ([JSONValue]) async throws -> Void,
-        fellBehind: @escaping @Sendable () -> Void
-    ) {
-        task.withLock { task in
-            guard task == nil else { return }
-            task = Task {
-                let (id, stream) = board.events.subscribe()
-                defer { board.events.unsubscribe(id) }
-                for await item in stream {
-                    guard case .op(let text) = item, let json = try? JSONParser.parse(text, maxDepth: 16) else {
-                        continue
-                    }
-                    do { try await send([json]) } catch { return }
+    /// Writes what the board puts into the outbox, as it comes, until the outbox ends; a reader
+    /// that fell behind is told to resync and its session ended.
+    static func pump(_ outbox: Outbox, _ outbound: WebSocketOutboundWriter, inbox: MessageQueue<LiveMessage>) async {
+        // Each message (at most about `OpFrames.takenSize`) timed on its own, as an event
+        // stream's slices are.
+        func send(_ buffer: ByteBuffer) async throws {
+            outbox.writing(.now)
+            try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: buffer)))
+        }
+        do {
+            while let batch = await outbox.take() {
+                for frames in batch.ops { for message in frames.taken { try await send(message) } }
+                if let presence = batch.presence { try await send(presence) }
+                if batch.hands.count == 1 {
+                    try await send(batch.hands[0])
+                } else if !batch.hands.isEmpty {
+                    // Several people's hands waited together: one message carries them all.
+                    try await send(HandMessage.hands(batch.hands))
                 }
-                if !Task.isCancelled, !board.events.stopping { fellBehind() }
+                outbox.writing(nil)
             }
+        } catch {
+            inbox.finish(throwing: ExchangeError.cut("the connection broke (\(error))"))
+            return
+        }
+        if outbox.ending == .fellBehind {
+            let why = "this connection fell too far behind the board's ops; it is closed: catch up by an exchange"
+            try? await outbound.write(.text(HandMessage.resync(why)))
+            inbox.finish(throwing: ExchangeError.cut("the client fell too far behind the board's ops"))
         }
     }
-
-    func stop() { task.withLock { $0?.cancel() } }
 }

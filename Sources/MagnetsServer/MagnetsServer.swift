@@ -54,12 +54,12 @@ public struct BoardServer: Sendable {
             let store = try PostgresBoardStore(database: database, open: open)
             boards = store
             before = [database.service]
-            after = [NotificationService(store: store, logger: logger)]
+            after = [NotificationService(store: store, logger: logger), HandRelayService(store: store, logger: logger)]
         } else {
             boards = BoardDirectory(directory: directory, tokens: open ? nil : try TokenStore(directory: directory))
         }
         let app = application(boards: boards, logger: logger, onListening: onListening)
-        let events = EventStreamsService(boards: boards)
+        let events = EventStreamsService(boards: boards, stallTimeout: limits.idleTimeout)
         // The event streams are ended first (services stop in reverse order), so that the server
         // does not wait on them; then the server finishes the requests in flight.
         var configuration = ServiceGroupConfiguration(
@@ -140,15 +140,23 @@ public enum ServeError: LocalizedError, Equatable {
 }
 
 /// Keeps quiet event streams alive with a comment now and then (a listener that went away is
-/// found when the write fails), and ends every stream when the server is told to stop.
+/// found when the write fails), closes every second the readers whose writes have waited longer
+/// than `stallTimeout`, and ends every stream when the server is told to stop.
 struct EventStreamsService: Service {
     let boards: any BoardStore
+    let stallTimeout: Duration
     static let keepAlive: Duration = .seconds(15)
 
     func run() async throws {
+        var sinceKeepAlive: Duration = .zero
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.keepAlive) }
-            boards.keepAlive()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+            sinceKeepAlive += .seconds(1)
+            if sinceKeepAlive >= Self.keepAlive {
+                sinceKeepAlive = .zero
+                boards.keepAlive()
+            }
+            boards.sweep(stallTimeout: stallTimeout)
         }
         boards.finishEvents()
     }

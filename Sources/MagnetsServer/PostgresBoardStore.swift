@@ -17,9 +17,12 @@ final class PostgresBoardStore: BoardStore {
     /// This process's cache files, removed when the server stops.
     let cacheFolder: String
     private let hosts = Mutex<[String: PostgresBoardHost]>([:])
+    /// Hands and presence to and from the other processes.
+    let relay: HandRelay
 
     init(database: BoardDatabase, open: Bool) throws {
         self.database = database
+        relay = HandRelay(database: database)
         self.open = open
         cacheFolder =
             FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -37,6 +40,8 @@ final class PostgresBoardStore: BoardStore {
         if let host = hosts.withLock({ $0[name] }) { return host }
         guard let row = try await database.board(named: name) else { return nil }
         let host = try await PostgresBoardHost(row: row, database: database, cacheFolder: cacheFolder)
+        let relay = self.relay
+        host.events.relay.withLock { $0 = { message in relay.put(name, message) } }
         let (kept, extra) = hosts.withLock { hosts -> (PostgresBoardHost, PostgresBoardHost?) in
             if let existing = hosts[name] { return (existing, host) }
             hosts[name] = host
@@ -67,6 +72,34 @@ final class PostgresBoardStore: BoardStore {
 
     func keepAlive() {
         for host in hosts.withLock({ Array($0.values) }) { host.events.keepAlive() }
+    }
+
+    func sweep(stallTimeout timeout: Duration) {
+        let beat = heartbeat.withLock { last in
+            guard ContinuousClock.now - last >= PresenceRules.heartbeat else { return false }
+            last = .now
+            return true
+        }
+        for host in hosts.withLock({ Array($0.values) }) {
+            host.events.closeStalled(after: timeout)
+            host.events.forgetRemote(olderThan: PresenceRules.silence)
+            // Each process says who is here now and then, so that the others keep listing them.
+            if beat, !host.events.presentHere.isEmpty { relay.put(host.name, .presence(host.events.presentHere)) }
+        }
+    }
+    private let heartbeat = Mutex(ContinuousClock.now)
+
+    /// A notification of another process's hands or presence: to this process's pages of that board.
+    func relayed(_ payload: String) {
+        guard let received = HandRelay.read(payload) else { return }
+        switch received {
+        case .hands(let board, let hands):
+            guard let host = hosts.withLock({ $0[board] }) else { return }
+            for (person, frame) in hands { host.events.publish(hand: frame, of: person, relaying: false) }
+        case .presence(let board, let process, let people):
+            guard let host = hosts.withLock({ $0[board] }) else { return }
+            host.events.remotePresence(from: process, people)
+        }
     }
 
     func finishEvents() {

@@ -69,6 +69,39 @@ struct LiveTests: ScratchSuite {
         return nil
     }
 
+    @Test("bad hands go to their sender alone as a refusal: malformed, oversized, unknown magnet, a flood, a viewer's")
+    func badHands() throws {
+        let (server, _, rw, ro) = try served()
+        let show = try server.get("/boards/fridge/show", token: rw).object
+        let magnet = try #require((show["magnets"] as? [[String: Any]])?.first?["id"] as? String)
+        let before = try opCount(server, rw)
+        let seen = try python(server.port, rw, "hands", magnet, ro)
+        let refused = try #require(seen["refused"] as? [[String: Any]])
+        try #require(refused.count == 5)
+        func said(_ i: Int) -> String { (refused[i]["refusals"] as? [String])?.joined(separator: " | ") ?? "" }
+        #expect(said(0).contains("\"x\" and \"y\""), "\(said(0))")
+        #expect(said(1).contains("over 1024 bytes"), "\(said(1))")
+        #expect(said(2).contains("no magnet 'nobody-99'"), "\(said(2))")
+        #expect(said(3).contains("more than 60 hands in a second"), "\(said(3))")
+        #expect(said(4).contains("read-only"), "\(said(4))")
+        // One refusal each, and no connection closed for it.
+        #expect(refused.allSatisfy { ($0["refusals"] as? [String])?.count == 1 && $0["closed"] as? Bool == false })
+        // The observer saw none of the refusals, at most a second's worth of the flood, and
+        // then eve's good hand, with her name; it lists the viewer as reading.
+        #expect(seen["observer_closed"] as? Bool == false)
+        #expect((seen["observer_refusals"] as? [Any])?.isEmpty == true)
+        let count = seen["observer_hands"] as? Int ?? 0
+        #expect(count >= 1 && count <= 62, "\(count) hands")
+        let last = try #require(seen["observer_last_hand"] as? [String: Any])
+        #expect(last["name"] as? String == "eve" && last["x"] as? Double == 321 && last["y"] as? Double == 123)
+        #expect(last["magnet"] as? String == magnet)
+        let present = (seen["observer_present"] as? [[String: Any]])?.last?["people"] as? [[String: Any]] ?? []
+        #expect(present.map { $0["name"] as? String } == ["obs", "eve", "val"])
+        #expect(present.map { $0["access"] as? String } == ["write", "write", "read"])
+        // The board recorded nothing of it, and still answers.
+        #expect(try opCount(server, rw) == before)
+    }
+
     @Test("the exchange spoken by hand from PROTOCOL.md: hellos, bundles both ways in odd parts, checked, done")
     func byHand() throws {
         let (server, _, rw, _) = try served()

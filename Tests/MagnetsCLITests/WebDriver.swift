@@ -192,6 +192,47 @@ final class BrowserSession {
         try command("DELETE", "/actions")
     }
 
+    /// Presses at the first point and moves through the others without letting go (the drag
+    /// is under way until `letGo`, or a key given up); `press: false` moves a pointer already down.
+    func hold(_ points: [(Double, Double)], touch: Bool = false, press: Bool = true, stepMilliseconds: Int = 20) throws
+    {
+        var actions: [[String: Any]] = []
+        func move(_ p: (Double, Double)) -> [String: Any] {
+            ["type": "pointerMove", "x": Int(p.0.rounded()), "y": Int(p.1.rounded()), "duration": stepMilliseconds]
+        }
+        if press {
+            actions.append(move(points[0]))
+            actions.append(["type": "pointerDown", "button": 0])
+        }
+        for p in press ? Array(points.dropFirst()) : points { actions.append(move(p)) }
+        try command(
+            "POST", "/actions",
+            [
+                "actions": [
+                    [
+                        "type": "pointer", "id": touch ? "finger" : "mouse",
+                        "parameters": ["pointerType": touch ? "touch" : "mouse"], "actions": actions,
+                    ]
+                ]
+            ])
+    }
+
+    /// Lets go of a pointer `hold` pressed.
+    func letGo(touch: Bool = false) throws {
+        try command(
+            "POST", "/actions",
+            [
+                "actions": [
+                    [
+                        "type": "pointer", "id": touch ? "finger" : "mouse",
+                        "parameters": ["pointerType": touch ? "touch" : "mouse"],
+                        "actions": [["type": "pointerUp", "button": 0]],
+                    ]
+                ]
+            ])
+        try command("DELETE", "/actions")
+    }
+
     /// Keys pressed and released in turn (WebDriver key values, e.g. "\u{E014}" for →).
     func press(_ keys: [String]) throws {
         let actions = keys.flatMap { [["type": "keyDown", "value": $0], ["type": "keyUp", "value": $0]] }

@@ -9,8 +9,12 @@ Scenarios:
     exchange CLOCK_JSON BUNDLE_FILE   hello with CLOCK, read the server's hello and bundle, send
                                       BUNDLE_FILE as the bundle, checked, read done
     follow                            an exchange of nothing, then follow; prints the first taken
+    follow-until-close                follow, then print every message until the server closes
     malformed | unknown | early-checked | oversize | stall
                                       a broken exchange; prints the refusal or the close
+    hands MAGNET RO_TOKEN             a page "eve" sends bad hands (malformed, oversized, an
+                                      unknown magnet, 1,000 in a second), a viewer (RO_TOKEN)
+                                      sends one; an observer page "obs" reports what it saw
 """
 import base64
 import json
@@ -140,8 +144,77 @@ def until_close(ws):
         return seen
 
 
+def messages_for(ws, seconds):
+    """The text messages that come within `seconds` (JSON), and whether the connection closed."""
+    seen, closed = [], False
+    ws.sock.settimeout(0.2)
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            kind, data = ws.receive()
+        except socket.timeout:
+            continue
+        except (Closed, OSError):
+            closed = True
+            break
+        if kind == "close":
+            closed = True
+            break
+        if kind == "text":
+            seen.append(json.loads(data))
+    ws.sock.settimeout(20)
+    return seen, closed
+
+
+def hands(port, board, token, magnet, ro_token):
+    out = {}
+    observer = WebSocket(port, f"/boards/{board}/live", token)
+    observer.send_json({"type": "join", "name": "obs"})
+    eve = WebSocket(port, f"/boards/{board}/live", token)
+    eve.send_json({"type": "join", "name": "eve"})
+    viewer = WebSocket(port, f"/boards/{board}/live", ro_token)
+    viewer.send_json({"type": "join", "name": "val"})
+    out["eve_joined"] = eve.receive_json()
+    refusals = []
+
+    def refused(ws, send):
+        # Pages say they are still here (a page silent for 8 s is closed).
+        observer.send_json({"type": "here"})
+        send()
+        seen, closed = messages_for(ws, 1.1)
+        refusals.append({"refusals": [m["error"] for m in seen if m["type"] == "hand-refused"], "closed": closed})
+
+    refused(eve, lambda: eve.send_text('{"type": "hand", "magnet": "' + magnet + '", "x": "left"}'))
+    refused(eve, lambda: eve.send_text('{"type": "hand", "magnet": "' + magnet + '", "x": 1, "y": 2, "pad": "' + "x" * 2000 + '"}'))
+    refused(eve, lambda: eve.send_json({"type": "hand", "magnet": "nobody-99", "x": 10, "y": 10}))
+
+    def flood():
+        for i in range(1000):
+            eve.send_json({"type": "hand", "magnet": magnet, "x": 100 + i % 500, "y": 200})
+
+    started = time.time()
+    refused(eve, flood)
+    out["flood_seconds"] = round(time.time() - started, 2)
+    refused(viewer, lambda: viewer.send_json({"type": "hand", "magnet": magnet, "x": 5, "y": 5}))
+    out["refused"] = refusals
+    # The good hand after all that arrives, with eve's name.
+    time.sleep(1.1)
+    eve.send_json({"type": "hand", "magnet": magnet, "x": 321, "y": 123})
+    seen, closed = messages_for(observer, 1.5)
+    out["observer_closed"] = closed
+    hands_seen = [h for m in seen if m["type"] in ("hand", "hands") for h in m.get("hands", [m])]
+    out["observer_hands"] = len(hands_seen)
+    out["observer_last_hand"] = hands_seen[-1] if hands_seen else None
+    out["observer_present"] = [m for m in seen if m["type"] == "present"][-1:]
+    out["observer_refusals"] = [m for m in seen if m["type"] == "hand-refused"]
+    print(json.dumps(out), flush=True)
+
+
 def main():
     port, board, token, scenario = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    if scenario == "hands":
+        hands(port, board, token, sys.argv[5], sys.argv[6])
+        return
     ws = WebSocket(port, f"/boards/{board}/live", token)
     out = {"status": ws.status}
     if ws.status != 101:
@@ -166,6 +239,12 @@ def main():
         out["ready"] = True
         print(json.dumps(out), flush=True)
         out = {"taken": ws.receive_json()}
+    elif scenario == "follow-until-close":
+        ws.send_json({"type": "follow"})
+        print(json.dumps({"ready": True}), flush=True)
+        seen = until_close(ws)
+        out["types"] = [m.get("type", m.get("close", "closed")) if isinstance(m, dict) else m for m in seen]
+        out["resync"] = [m for m in seen if m.get("type") == "resync"]
     elif scenario == "malformed":
         ws.send_text("{this is not json")
         out["seen"] = until_close(ws)
