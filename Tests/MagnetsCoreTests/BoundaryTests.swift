@@ -29,43 +29,46 @@ struct BoundaryTests {
         }
     }
 
-    static let floor = ("floor", P(0, 600), P(1000, 600))
-    static let wall = ("wall", P(500, 0), P(500, 700))
-    static let shortWall = ("wall", P(500, 0), P(500, 300))
+    static let floor = ("floor", pt(0, 600), pt(1000, 600))
+    static let wall = ("wall", pt(500, 0), pt(500, 700))
+    static let shortWall = ("wall", pt(500, 0), pt(500, 300))
 
     @Test(
         "contact: the rect stops where it first touches a boundary",
         arguments: [
             Row(
-                [floor], start: P(500, 300), path: [P(500, 650)], end: P(500, 575), contact: "floor",
+                [floor], start: pt(500, 300), path: [pt(500, 650)], end: pt(500, 575), contact: "floor",
                 "floor y=600, magnet 40×50: stops at y = 600 − 50/2 = 575"),
             Row(
-                [floor], start: P(300, 275), path: [P(700, 675)], end: P(600, 575), contact: "floor",
+                [floor], start: pt(300, 275), path: [pt(700, 675)], end: pt(600, 575), contact: "floor",
                 "diagonal leg: y reaches 575 at t = 300/400 = 0.75, x = 300 + 0.75·400 = 600"),
             Row(
-                [("ramp", P(600, 100), P(800, 300))], start: P(400, 200), path: [P(900, 200)], end: P(655, 200),
+                [("ramp", pt(600, 100), pt(800, 300))], start: pt(400, 200), path: [pt(900, 200)], end: pt(655, 200),
                 contact: "ramp",
                 "45° segment x − y = 500; rect corner (cx+20, 200−25) touches when cx + 20 − 175 = 500 → cx = 655"),
             Row(
-                [("ramp", P(100, 100), P(900, 500))], start: P(500, 100), path: [P(500, 600)], end: P(500, 265),
+                [("ramp", pt(100, 100), pt(900, 500))], start: pt(500, 100), path: [pt(500, 600)], end: pt(500, 265),
                 contact: "ramp",
                 "y = 50 + x/2 is highest over the rect (x 480…520) at x = 480: y = 290; bottom edge cy + 25 = 290 → 265"
             ),
             Row(
-                [shortWall], start: P(300, 500), path: [P(300, 200), P(700, 200)], end: P(480, 200), contact: "wall",
+                [shortWall], start: pt(300, 500), path: [pt(300, 200), pt(700, 200)], end: pt(480, 200),
+                contact: "wall",
                 "the second leg runs into the wall: x = 500 − 40/2 = 480"),
             Row(
-                [("shelf", P(0, 400), P(1000, 400)), floor], start: P(500, 100), path: [P(500, 650)], end: P(500, 375),
+                [("shelf", pt(0, 400), pt(1000, 400)), floor], start: pt(500, 100), path: [pt(500, 650)],
+                end: pt(500, 375),
                 contact: "shelf",
                 "two boundaries on the way: the first touched (shelf, 400 − 25 = 375) stops it, whatever their order"),
             Row(
-                [floor, ("shelf", P(0, 400), P(1000, 400))], start: P(500, 100), path: [P(500, 650)], end: P(500, 375),
+                [floor, ("shelf", pt(0, 400), pt(1000, 400))], start: pt(500, 100), path: [pt(500, 650)],
+                end: pt(500, 375),
                 contact: "shelf",
                 "the same with the shelf created second"),
             Row(
-                [("a", P(0, 600), P(1000, 600)), ("b", P(1000, 600), P(0, 600))], start: P(500, 300),
-                path: [P(500, 650)],
-                end: P(500, 575), contact: "a", "two boundaries touched at the same point: the earlier-created"),
+                [("a", pt(0, 600), pt(1000, 600)), ("b", pt(1000, 600), pt(0, 600))], start: pt(500, 300),
+                path: [pt(500, 650)],
+                end: pt(500, 575), contact: "a", "two boundaries touched at the same point: the earlier-created"),
         ])
     func contact(row: Row) { check(row) }
 
@@ -73,23 +76,23 @@ struct BoundaryTests {
         "no contact: passing by, grazing an end, a boundary through the rect at the start",
         arguments: [
             Row(
-                [shortWall], start: P(300, 500), path: [P(700, 500)], end: P(700, 500), contact: nil,
+                [shortWall], start: pt(300, 500), path: [pt(700, 500)], end: pt(700, 500), contact: nil,
                 "the wall ends at y=300; the rect spans y 475…525: passes below its end"),
             Row(
-                [shortWall], start: P(300, 325), path: [P(700, 325)], end: P(700, 325), contact: nil,
+                [shortWall], start: pt(300, 325), path: [pt(700, 325)], end: pt(700, 325), contact: nil,
                 "rect top edge y = 325 − 25 = 300 only grazes the wall's end: no contact"),
             Row(
-                [("ledge", P(100, 400), P(300, 400))], start: P(320, 300), path: [P(320, 500)], end: P(320, 500),
+                [("ledge", pt(100, 400), pt(300, 400))], start: pt(320, 300), path: [pt(320, 500)], end: pt(320, 500),
                 contact: nil,
                 "rect left edge x = 320 − 20 = 300 slides past the ledge's end (300, 400): no contact"),
             Row(
-                [wall], start: P(500, 300), path: [P(800, 300)], end: P(800, 300), contact: nil,
+                [wall], start: pt(500, 300), path: [pt(800, 300)], end: pt(800, 300), contact: nil,
                 "the wall pierces the rect at the start: it does not hold it"),
             Row(
-                [wall], start: P(500, 300), path: [P(300, 300), P(800, 300)], end: P(800, 300), contact: nil,
+                [wall], start: pt(500, 300), path: [pt(300, 300), pt(800, 300)], end: pt(800, 300), contact: nil,
                 "pierced at the start of the drag, it does not hold it on a later leg either"),
             Row(
-                [wall], start: P(800, 300), path: [P(300, 300)], end: P(520, 300), contact: "wall",
+                [wall], start: pt(800, 300), path: [pt(300, 300)], end: pt(520, 300), contact: "wall",
                 "…but it holds a drag that starts clear of it: x = 500 + 20 = 520"),
         ])
     func noContact(row: Row) { check(row) }
@@ -98,25 +101,25 @@ struct BoundaryTests {
         "a boundary touching the rect's edge still holds: parallel or away goes on, into it stops at once",
         arguments: [
             Row(
-                [floor], start: P(500, 575), path: [P(500, 650)], end: P(500, 575), contact: "floor",
+                [floor], start: pt(500, 575), path: [pt(500, 650)], end: pt(500, 575), contact: "floor",
                 "touching the floor (575 + 25 = 600), dragged into it: stops at once"),
             Row(
-                [floor], start: P(500, 575), path: [P(700, 650)], end: P(500, 575), contact: "floor",
+                [floor], start: pt(500, 575), path: [pt(700, 650)], end: pt(500, 575), contact: "floor",
                 "dragged into it at a slant: stops at once too (no sliding)"),
             Row(
-                [floor], start: P(500, 575), path: [P(700, 575)], end: P(700, 575), contact: nil,
+                [floor], start: pt(500, 575), path: [pt(700, 575)], end: pt(700, 575), contact: nil,
                 "touching the floor, dragged along it: goes on"),
             Row(
-                [floor], start: P(500, 575), path: [P(500, 300)], end: P(500, 300), contact: nil,
+                [floor], start: pt(500, 575), path: [pt(500, 300)], end: pt(500, 300), contact: nil,
                 "touching the floor, dragged away: goes on"),
             Row(
-                [wall], start: P(480, 300), path: [P(600, 300)], end: P(480, 300), contact: "wall",
+                [wall], start: pt(480, 300), path: [pt(600, 300)], end: pt(480, 300), contact: "wall",
                 "touching the wall from the left (480 + 20 = 500), dragged right into it: stops at once"),
             Row(
-                [wall], start: P(480, 300), path: [P(480, 100)], end: P(480, 100), contact: nil,
+                [wall], start: pt(480, 300), path: [pt(480, 100)], end: pt(480, 100), contact: nil,
                 "touching the wall, dragged up along it: goes on"),
             Row(
-                [wall], start: P(480, 300), path: [P(200, 300)], end: P(200, 300), contact: nil,
+                [wall], start: pt(480, 300), path: [pt(200, 300)], end: pt(200, 300), contact: nil,
                 "touching the wall, dragged left away from it: goes on"),
         ])
     func touching(row: Row) { check(row) }
@@ -134,12 +137,12 @@ struct BoundaryTests {
     @Test("after a contact with a slanted boundary, it still holds on the next drag into it")
     func heldAfterContact() {
         var scene = Scene()
-        let id = scene.magnet(at: P(400, 100))
-        scene.boundary("ramp", from: P(100, 100), to: P(900, 500))
-        scene.move(id, [P(400, 600)])
+        let id = scene.magnet(at: pt(400, 100))
+        scene.boundary("ramp", from: pt(100, 100), to: pt(900, 500))
+        scene.move(id, [pt(400, 600)])
         let first = scene.at(id)!
         #expect(first.y < 600)  // stopped on the ramp, above where it was dragged
-        let again = scene.move(id, [P(400, 650)])
+        let again = scene.move(id, [pt(400, 650)])
         #expect(again.contact?.0 == "ramp")
         #expect(scene.at(id) == first)
     }
@@ -147,10 +150,10 @@ struct BoundaryTests {
     @Test("a drag's cost does not depend on its length: a 10,000-point path of tiny steps still stops exactly")
     func longPath() {
         var scene = Scene()
-        let id = scene.magnet(at: P(500, 100))
-        scene.boundary("floor", from: P(0, 600), to: P(1000, 600))
-        let path = (1...10_000).map { P(500, 100 + Double($0) * 0.06) }
+        let id = scene.magnet(at: pt(500, 100))
+        scene.boundary("floor", from: pt(0, 600), to: pt(1000, 600))
+        let path = (1...10_000).map { pt(500, 100 + Double($0) * 0.06) }
         scene.move(id, path)
-        #expect(scene.at(id) == P(500, 575))
+        #expect(scene.at(id) == pt(500, 575))
     }
 }

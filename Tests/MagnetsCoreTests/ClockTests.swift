@@ -111,19 +111,19 @@ struct ClockTests {
         var s = Scene()
         let before = s.board
         let ghost = MagnetID(replica: "x", seq: 9)
-        #expect(s.apply(.move(magnet: ghost, target: .point(P(1, 1)))).rejection == .unknownMagnet(ghost))
+        #expect(s.apply(.move(magnet: ghost, target: .point(pt(1, 1)))).rejection == .unknownMagnet(ghost))
         #expect(s.apply(.boundaryRemove(name: "nope")).rejection == .unknownBoundary("nope"))
         #expect(s.apply(.createBoard(name: "again", size: Size(width: 5, height: 5))).rejection == .boardExists)
-        #expect(s.apply(.move(magnet: ghost, target: .point(P(.nan, 1)))).isRejected)
+        #expect(s.apply(.move(magnet: ghost, target: .point(pt(.nan, 1)))).isRejected)
         #expect(s.board == before)
     }
 
     @Test("magnet references: exact id, then a unique letter, then a unique id prefix; otherwise the candidates")
     func references() throws {
         var s = Scene()
-        let a = s.magnet("A", at: P(100, 100))
-        let b1 = s.magnet("B", at: P(200, 100))
-        let b2 = s.magnet("B", at: P(300, 100))
+        let a = s.magnet("A", at: pt(100, 100))
+        let b1 = s.magnet("B", at: pt(200, 100))
+        let b2 = s.magnet("B", at: pt(300, 100))
         #expect(try s.board.resolveMagnet(a.description).get() == a)
         #expect(try s.board.resolveMagnet("A").get() == a)
         #expect(throws: MagnetReferenceError.self) { try s.board.resolveMagnet("B").get() }

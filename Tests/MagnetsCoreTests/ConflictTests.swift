@@ -18,7 +18,7 @@ struct ConflictTests {
         add(.trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 1))
         add(.trayAdd(letter: "M", color: "red", size: .magnetDefault, count: nil))
         add(.zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 80, height: 80))))
-        add(.pull(letter: "M", color: "red", target: .point(P(100, 400))))
+        add(.pull(letter: "M", color: "red", target: .point(pt(100, 400))))
         let a = Operation(
             id: OpID(replica: "alice", seq: 6), lamport: 6, context: VectorClock(), author: "alice", time: 0,
             payload: alice)
@@ -34,9 +34,9 @@ struct ConflictTests {
     @Test("two concurrent moves of one magnet: the later (bob, same Lamport, 'alice' < 'bob') wins")
     func moves() throws {
         let (merged, conflicts) = Self.merge(
-            alice: .move(magnet: Self.m, target: .point(P(200, 200))),
-            bob: .move(magnet: Self.m, target: .point(P(700, 500))))
-        #expect(merged.board.magnets[Self.m]?.center == P(700, 500))
+            alice: .move(magnet: Self.m, target: .point(pt(200, 200))),
+            bob: .move(magnet: Self.m, target: .point(pt(700, 500))))
+        #expect(merged.board.magnets[Self.m]?.center == pt(700, 500))
         #expect(conflicts.map(\.on) == [.magnet(Self.m)])
         #expect(
             conflicts.first?.earlier == OpID(replica: "alice", seq: 6)
@@ -47,8 +47,8 @@ struct ConflictTests {
         "a finder fed the replay order as it comes finds what find does; fed a later stretch, the conflicts within it")
     func finder() throws {
         let (merged, conflicts) = Self.merge(
-            alice: .move(magnet: Self.m, target: .point(P(200, 200))),
-            bob: .move(magnet: Self.m, target: .point(P(700, 500))))
+            alice: .move(magnet: Self.m, target: .point(pt(200, 200))),
+            bob: .move(magnet: Self.m, target: .point(pt(700, 500))))
         #expect(conflicts.count == 1)
         var finder = Conflict.Finder()
         var found: [Conflict] = []
@@ -66,26 +66,26 @@ struct ConflictTests {
             merged.ops + [
                 Operation(
                     id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
-                    time: 0, payload: .move(magnet: Self.m, target: .point(P(100, 100))))
+                    time: 0, payload: .move(magnet: Self.m, target: .point(pt(100, 100))))
             ])
         #expect(Conflict.find(in: later.ops, outcomes: later.outcomes) == conflicts)
     }
 
     @Test("a move and a return: the later return wins; a later move of a returned magnet is rejected")
     func returns() throws {
-        let (t1, c1) = Self.merge(alice: .returnMagnet(Self.m), bob: .move(magnet: Self.m, target: .point(P(5, 5))))
+        let (t1, c1) = Self.merge(alice: .returnMagnet(Self.m), bob: .move(magnet: Self.m, target: .point(pt(5, 5))))
         #expect(t1.board.magnets[Self.m] == nil)
         #expect(t1.outcomes.last?.rejection == .unknownMagnet(Self.m))
         #expect(c1.first?.settled.contains("rejected") == true)
-        let (t2, c2) = Self.merge(alice: .move(magnet: Self.m, target: .point(P(5, 5))), bob: .returnMagnet(Self.m))
+        let (t2, c2) = Self.merge(alice: .move(magnet: Self.m, target: .point(pt(5, 5))), bob: .returnMagnet(Self.m))
         #expect(t2.board.magnets[Self.m] == nil && c2.count == 1)
     }
 
     @Test("two concurrent pulls of the last tile: the later is rejected; conflict on 'tile A red'")
     func lastTile() throws {
         let (merged, conflicts) = Self.merge(
-            alice: .pull(letter: "A", color: "red", target: .point(P(300, 300))),
-            bob: .pull(letter: "A", color: "red", target: .point(P(600, 300))))
+            alice: .pull(letter: "A", color: "red", target: .point(pt(300, 300))),
+            bob: .pull(letter: "A", color: "red", target: .point(pt(600, 300))))
         #expect(merged.outcomes.last?.rejection == .trayEmpty(TileKey(letter: "A", color: "red")))
         #expect(conflicts.map(\.on.description) == ["tile A red"])
     }
@@ -93,8 +93,8 @@ struct ConflictTests {
     @Test("two magnets dropped concurrently into a zone of capacity 1: the later passes over it")
     func fullZone() throws {
         let (merged, conflicts) = Self.merge(
-            alice: .pull(letter: "M", color: "red", target: .point(P(440, 140))),
-            bob: .pull(letter: "M", color: "red", target: .point(P(430, 130))))
+            alice: .pull(letter: "M", color: "red", target: .point(pt(440, 140))),
+            bob: .pull(letter: "M", color: "red", target: .point(pt(430, 130))))
         #expect(merged.outcomes.last?.passedOver == ["slot"])
         #expect(merged.board.magnets[MagnetID(replica: "bob", seq: 1)]?.zone == nil)
         #expect(conflicts.map(\.on.description) == ["zone slot"])
@@ -106,13 +106,13 @@ struct ConflictTests {
         let zone = Zone(name: "dock", rect: Rect(x: 0, y: 0, width: 50, height: 50))
         let (_, c1) = Self.merge(alice: .zoneAdd(zone), bob: .zoneAdd(zone))
         #expect(c1.map(\.on.description) == ["zone dock"])
-        let wall = Boundary(name: "wall", segment: Segment(from: P(0, 0), to: P(9, 9)))
+        let wall = Boundary(name: "wall", segment: Segment(from: pt(0, 0), to: pt(9, 9)))
         let (_, c2) = Self.merge(alice: .boundaryAdd(wall), bob: .boundaryAdd(wall))
         #expect(c2.map(\.on.description) == ["boundary wall"])
         let (_, c3) = Self.merge(alice: .zoneRemove(name: "slot"), bob: .zoneRemove(name: "slot"))
         #expect(c3.map(\.on.description) == ["zone slot"])
         // A boundary both remove: the base holds one here.
-        let fence = Boundary(name: "fence", segment: Segment(from: P(0, 0), to: P(9, 9)))
+        let fence = Boundary(name: "fence", segment: Segment(from: pt(0, 0), to: pt(9, 9)))
         let merged = Replayed([
             Operation(
                 id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(), author: "alice", time: 0,

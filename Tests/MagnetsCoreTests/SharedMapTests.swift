@@ -113,7 +113,7 @@ struct SharedMapTests {
     func offTheBoard() {
         var s = Scene()
         var ids: [MagnetID] = []
-        for i in 0..<40 { ids.append(s.magnet(at: P(Double(100 + i * 10), 300))) }
+        for i in 0..<40 { ids.append(s.magnet(at: pt(Double(100 + i * 10), 300))) }
         for id in ids.dropLast() { s.apply(.returnMagnet(id)) }
         let returned = ids[0]
         #expect(s.board.changes.offBoard.count == 39 && s.board.changes.live[.magnet(returned)] == nil)

@@ -60,8 +60,8 @@ struct Scene {
     func zoneOf(_ id: MagnetID) -> String? { board.magnets[id]?.zone }
 }
 
-func P(_ x: Double, _ y: Double) -> Point { Point(x: x, y: y) }
-func R(_ x: Double, _ y: Double, _ w: Double, _ h: Double) -> Rect { Rect(x: x, y: y, width: w, height: h) }
+func pt(_ x: Double, _ y: Double) -> Point { Point(x: x, y: y) }
+func rect(_ x: Double, _ y: Double, _ w: Double, _ h: Double) -> Rect { Rect(x: x, y: y, width: w, height: h) }
 
 extension Outcome {
     var names: [String] { events.map(\.name) }

@@ -174,14 +174,14 @@ struct WordsTests {
     @Test("on a board built by ops: captured magnets count too (zones do not matter)")
     func onBoard() {
         var scene = Scene()
-        scene.zone("slot", R(180, 70, 60, 60))
-        let h = scene.magnet("H", at: P(100, 100))
-        let i = scene.magnet("I", at: P(150, 100))
-        let captured = scene.magnet("S", at: P(210, 100))
+        scene.zone("slot", rect(180, 70, 60, 60))
+        let h = scene.magnet("H", at: pt(100, 100))
+        let i = scene.magnet("I", at: pt(150, 100))
+        let captured = scene.magnet("S", at: pt(210, 100))
         #expect(scene.zoneOf(captured) == "slot")
         #expect(scene.board.words.map(\.text) == ["HIS"])
         #expect(scene.board.words.first?.magnets == [h, i, captured])
-        scene.move(captured, [P(500, 500)])
+        scene.move(captured, [pt(500, 500)])
         #expect(scene.board.words.map(\.text) == ["HI"])
     }
 
