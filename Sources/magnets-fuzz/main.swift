@@ -15,6 +15,8 @@ import MagnetsStore
 //   magnets-fuzz pg-kill|pg-restart N [SEED]   (PostgresTrials.swift; needs PostgreSQL installed)
 //                                   `magnets serve` under kills, stalls and mutated requests
 //                                   (ServerTrials.swift)
+//   magnets-fuzz hostile-server N [SEED]   clone, sync and sync --watch against a seeded hostile
+//                                   server (HostileServerTrial.swift)
 //
 // Before each input, the input is saved to $MAGNETS_FUZZ_DIR/last-* (default /tmp), so a crash
 // leaves the input that caused it behind.
@@ -22,6 +24,7 @@ import MagnetsStore
 let arguments = Array(CommandLine.arguments.dropFirst())
 let trials = [
     "bundles", "files", "lamport", "server-kill", "client-kill", "slow-clients", "http", "pg-kill", "pg-restart",
+    "hostile-server",
 ]
 guard arguments.count >= 2, let count = Int(arguments[1]), trials.contains(arguments[0]) else {
     print("usage: magnets-fuzz (\(trials.joined(separator: "|"))) COUNT [SEED]")
@@ -395,5 +398,6 @@ case "slow-clients": slowClientsTrial(count: count, seed: seed, work: work)
 case "http": httpFuzzTrial(count: count, work: work)
 case "pg-kill": postgresKillTrial(kills: count, seed: seed, work: work)
 case "pg-restart": postgresRestartTrial(restarts: count, seed: seed, work: work)
+case "hostile-server": hostileServerTrial(runs: count, seed: seed, work: work)
 default: try fuzzFiles(count)
 }

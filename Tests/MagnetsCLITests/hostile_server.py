@@ -276,7 +276,7 @@ def seeded(conn, rng, bundle, interval):
     if stop == "hello":
         misbehave()
     peer.json({"type": "hello", "protocol": 1, "board": board if rng.random() < 0.9 else "other",
-               "clock": header["clock"] if rng.random() < 0.9 else clock, "access": rng.choice(["write", "read"])})
+               "clock": header["clock"] if rng.random() < 0.9 else clock, "access": "write" if rng.random() < 0.9 else "read"})
     if stop == "bundle":
         for part in parts(body[: rng.randrange(len(body) + 1)], rng):
             peer.send(2, part)
