@@ -182,9 +182,12 @@ public enum ClientExchange {
                 throw error
             }
             // The file's bundle is read, encoded and sent while the peer's comes in and is read.
+            // The reading of the file is awaited on every way out, so that none outlives the
+            // exchange (a command closes its files as it ends).
             let sender = exchange
+            let offering = Task { try sender.offer() }
             let sending = Task {
-                let offer = try sender.offer()
+                let offer = try await offering.value
                 var lines = offer.lines.makeIterator()
                 try await channel.sendBundle(header: offer.header) {
                     var chunk: [MagnetsCore.Operation] = []
@@ -200,6 +203,7 @@ public enum ClientExchange {
                 exchange.offered(try await sending.value)
             } catch {
                 sending.cancel()
+                _ = await offering.result
                 if case ExchangeError.tooLarge(let why) = error {
                     try? await channel.send(.refuse(status: 413, error: why))
                 } else if !(error is ExchangeError) {
