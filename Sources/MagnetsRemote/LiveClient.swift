@@ -113,7 +113,9 @@ public struct LiveClient: Sendable {
     func said(_ error: ExchangeError) -> StoreError {
         switch error {
         case .refused(let status, let reason):
-            return board.refusal(HTTPResponseStatus(statusCode: status), reason: reason)
+            // The server's sentence, kept to one line of a readable length whatever it sent.
+            return board.refusal(
+                HTTPResponseStatus(statusCode: status), reason: Validation.quoted(reason, limit: 300))
         case .cut(let why):
             return .failed("the sync with \(board.address) broke off: \(why); nothing was changed in this file")
         case .malformed(let why), .timedOut(let why):

@@ -308,7 +308,9 @@ public struct RemoteClient: Sendable {
     /// What a refused request says: the server's one sentence, and what to do about it.
     func refusal(_ status: HTTPResponseStatus, _ body: [UInt8]) -> StoreError {
         let said = (try? JSONParser.parse(body, in: body.indices, maxDepth: 2))?["error"]?.stringValue
-        return refusal(status, reason: said ?? "HTTP \(status.code) \(status.reasonPhrase)")
+        return refusal(
+            status,
+            reason: said.map { Validation.quoted($0, limit: 300) } ?? "HTTP \(status.code) \(status.reasonPhrase)")
     }
 
     /// A refusal with the server's sentence.

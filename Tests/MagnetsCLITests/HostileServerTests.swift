@@ -68,7 +68,7 @@ struct HostileServerTests: ScratchSuite {
     // MARK: - clone
 
     @Test(
-        "clone from a server that sends an endless body, an endless refusal or nothing at all: refused with memory bounded, no DEST",
+        "clone from a server that sends an endless body or an endless refusal: refused with memory bounded, no DEST",
         arguments: ["endless", "endless-error"])
     func cloneEndless(mode: String) throws {
         let (server, url) = try hostile(mode)
@@ -95,7 +95,7 @@ struct HostileServerTests: ScratchSuite {
 
     @Test(
         "sync with a server that floods, trickles, stalls, spams or refuses without end: one error line naming it, exit 1, memory bounded, the file untouched",
-        arguments: ["endless", "endless-error", "trickle", "silent", "taken", "big-text"])
+        arguments: ["endless", "endless-error", "trickle", "silent", "taken", "big-text", "refuse"])
     func sync(mode: String) throws {
         let before = board()
         let (server, url) = try hostile(mode)

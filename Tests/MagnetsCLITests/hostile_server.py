@@ -15,6 +15,7 @@ Modes (INTERVAL: seconds between the bytes or messages of a trickle, default 10)
     endless-error  HTTP 500 with an endless body, also to a WebSocket's upgrade
     taken          a WebSocket that sends an empty `taken` every INTERVAL and never a hello
     big-text       a WebSocket whose hello is followed by a 5 MiB text message
+    refuse         a WebSocket that answers the hello with a refusal of status -1 and a 100,000-character reason
 
 `seeded` draws, for each connection, one of the modes above or an answer made from BUNDLE (a
 real bundle of the board, `magnets ops export`): whole, or mutated (bytes flipped, lines cut,
@@ -170,6 +171,9 @@ def fixed(conn, mode, interval):
             peer.json({"type": "taken", "entries": []})
             time.sleep(interval)
     board, clock = peer.hello()
+    if mode == "refuse":
+        peer.json({"type": "refuse", "status": -1, "error": "x" * 100000})
+        forever()
     peer.json({"type": "hello", "protocol": 1, "board": board, "clock": clock, "access": "write"})
     if mode == "trickle":
         header = json.dumps({"magnets_bundle": 1, "board": board, "clock": clock, "since": None, "ops": 1})

@@ -131,7 +131,9 @@ public enum ExchangeMessage: Sendable, Equatable {
             self = .done(
                 Done(accepted: try count("accepted"), skipped: try count("skipped"), clock: try clock("clock")))
         case "refuse":
-            self = .refuse(status: json["status"]?.intValue ?? 400, error: json["error"]?.stringValue ?? "(no reason)")
+            // A status that is no HTTP status (a negative one would trap where it becomes one) is 400.
+            let status = json["status"]?.intValue.flatMap { (100...599).contains($0) ? $0 : nil } ?? 400
+            self = .refuse(status: status, error: json["error"]?.stringValue ?? "(no reason)")
         case "follow": self = .follow
         case "taken":
             guard let entries = json["entries"]?.arrayValue else {
