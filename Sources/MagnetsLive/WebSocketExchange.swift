@@ -5,7 +5,8 @@ import WSCore
 /// Runs `body` with a WebSocket (either end) as an exchange channel: the connection's messages
 /// are read into a bounded queue (`MessageQueue`) as they come, text as control messages
 /// (`ExchangeMessage`, a malformed one ending the reading with its error), binary as bundle
-/// parts; sends go out as whole messages. The reading stops when `body` returns.
+/// parts; sends go out as whole messages. The reading stops when `body` returns or throws, also
+/// while the queue is full and the peer still sending (a flood is not waited out).
 ///
 /// `aside`, when given, sees each text message first and takes the ones that are not the
 /// exchange's (the server's hands and presence, PROTOCOL.md), answering true; it runs on the
@@ -27,6 +28,7 @@ public enum WebSocketExchange {
             group.addTask {
                 do {
                     for try await message in inbound.messages(maxSize: ExchangeMessage.maxSize) {
+                        if Task.isCancelled { break }
                         switch message {
                         case .binary(let buffer): await inbox.push(.part(Array(buffer.readableBytesView)))
                         case .text(let text):
@@ -42,7 +44,11 @@ public enum WebSocketExchange {
                 }
                 return nil
             }
-            group.addTask { try await body(channel) }
+            group.addTask {
+                // The queue ends with the body: a reader waiting for room is let go.
+                defer { inbox.finish() }
+                return try await body(channel)
+            }
             defer { group.cancelAll() }
             while let result = try await group.next() {
                 if let result { return result }

@@ -38,7 +38,8 @@ public struct LiveClient: Sendable {
     ) async throws -> SyncReport {
         do {
             return try await ClientExchange.run(
-                file, over: channel, peerName: board.address, dryRun: dryRun, receiveOnly: receiveOnly)
+                file, over: channel, peerName: board.address, dryRun: dryRun, receiveOnly: receiveOnly,
+                timeout: board.timeout)
         } catch let error as ExchangeError {
             throw said(error)
         }
@@ -77,12 +78,12 @@ public struct LiveClient: Sendable {
         }
         // A server that closes the connection before it answers the upgrade leaves the upgrade
         // waiting for ever (the WebSocket client does not notice): given up after a while.
+        let upgradeTimeout = min(Self.upgradeTimeout, board.timeout)
         let watchdog = Task {
-            try await Task.sleep(for: Self.upgradeTimeout)
+            try await Task.sleep(for: upgradeTimeout)
             attempt.giveUp(
                 StoreError.failed(
-                    "cannot reach \(peer): no answer to the connection within \(Self.upgradeTimeout.components.seconds) s"
-                ))
+                    "cannot reach \(peer): no answer to the connection within \(upgradeTimeout.formattedSeconds)"))
         }
         defer { watchdog.cancel() }
         let result = await withTaskCancellationHandler {
@@ -112,11 +113,17 @@ public struct LiveClient: Sendable {
     func said(_ error: ExchangeError) -> StoreError {
         switch error {
         case .refused(let status, let reason):
-            return board.refusal(HTTPResponseStatus(statusCode: status), reason: reason)
+            // The server's sentence, kept to one line of a readable length whatever it sent.
+            return board.refusal(
+                HTTPResponseStatus(statusCode: status), reason: Validation.quoted(reason, limit: 300))
         case .cut(let why):
             return .failed("the sync with \(board.address) broke off: \(why); nothing was changed in this file")
         case .malformed(let why), .timedOut(let why):
             return .failed("the sync with \(board.address) broke off: \(why); nothing was changed in this file")
+        case .tooLarge(let why):
+            return .refused(
+                "the sync with \(board.address) is refused: \(why) (a client takes at most "
+                    + "\(ClientExchange.bundleLimit >> 20) MiB of ops in one sync; clone the board again instead)")
         }
     }
 }

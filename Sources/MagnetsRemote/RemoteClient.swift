@@ -16,9 +16,16 @@ public struct RemoteClient: Sendable {
     public let address: String
     let base: String
     public let token: String?
+    /// How long the client waits for a server that stops answering: for a whole small answer (a
+    /// board's description, a refusal), for each `ExchangeMessage.progressSize` bytes of a long
+    /// one (a clone's log), and for each message of a live exchange (`LiveClient`).
+    public let timeout: Duration
 
-    /// How long a request may take in all; a bundle of hundreds of thousands of ops fits.
-    static let timeout: TimeAmount = .seconds(300)
+    /// How long a clone's answer may take in all; a log of hundreds of thousands of ops fits.
+    static let longestAnswer: TimeAmount = .seconds(300)
+    /// The most a whole answer (a board's description or a refusal) may hold: a description
+    /// with a clock of 10,000 replicas is about 300 KB.
+    static let answerLimit = ExchangeMessage.maxSize
 
     /// The process's one client. A server that is down or refuses the connection fails the
     /// request at once (one try, at most 10 s to connect): a CLI user is told, not kept waiting
@@ -36,7 +43,7 @@ public struct RemoteClient: Sendable {
     }
 
     /// Checks the address: a scheme, a host and `/boards/NAME` with a board name of SPEC §7.
-    public init(_ address: String, token: String?) throws {
+    public init(_ address: String, token: String?, timeout: Duration = ClientExchange.timeout) throws {
         var text = address
         while text.hasSuffix("/") { text.removeLast() }
         guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
@@ -50,6 +57,7 @@ public struct RemoteClient: Sendable {
         self.address = text
         self.base = text
         self.token = token.flatMap { $0.isEmpty ? nil : $0 }
+        self.timeout = timeout
     }
 
     /// The board's id and clock (`GET /boards/NAME`).
@@ -88,8 +96,13 @@ public struct RemoteClient: Sendable {
         let answer: Answer
         do {
             answer = try RemoteClient.client.execute(
-                request: request, delegate: AnswerCollector(), deadline: .now() + RemoteClient.timeout
+                request: request, delegate: AnswerCollector(address: address),
+                deadline: .now() + RemoteClient.amount(timeout)
             ).wait()
+        } catch let error as StoreError {
+            throw error
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw StoreError.failed("\(address) did not answer within \(timeout.formattedSeconds); gave up")
         } catch {
             throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
         }
@@ -116,31 +129,36 @@ public struct RemoteClient: Sendable {
         var body: [UInt8] = []
     }
 
-    /// Gathers an answer's body into one byte array as its parts arrive (sized at once when the
-    /// server gives the length), so that a bundle is held once: the bundle is then read where
-    /// it lies. A body past the largest bundle ends the request.
+    /// Gathers an answer's body into one byte array as its parts arrive. A body past
+    /// `answerLimit` ends the request: no answer gathered whole is longer.
     final class AnswerCollector: HTTPClientResponseDelegate {
         typealias Response = Answer
         private let answer = Mutex(Answer())
+        let address: String
+
+        init(address: String) { self.address = address }
 
         func didReceiveHead(task: HTTPClient.Task<Answer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
             let length = head.headers.first(name: "Content-Length").flatMap(Int.init) ?? 0
             answer.withLock {
                 $0 = Answer(status: head.status)
-                $0.body.reserveCapacity(min(max(0, length), OpBundle.maxBytes))
+                $0.body.reserveCapacity(min(max(0, length), RemoteClient.answerLimit))
             }
             return task.eventLoop.makeSucceededVoidFuture()
         }
 
         func didReceiveBodyPart(task: HTTPClient.Task<Answer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
             let fits = answer.withLock {
-                guard $0.body.count + buffer.readableBytes <= OpBundle.maxBytes else { return false }
+                guard $0.body.count + buffer.readableBytes <= RemoteClient.answerLimit else { return false }
                 $0.body.append(contentsOf: buffer.readableBytesView)
                 return true
             }
             return fits
                 ? task.eventLoop.makeSucceededVoidFuture()
-                : task.eventLoop.makeFailedFuture(StoreError.failed("the answer is larger than 2 GB"))
+                : task.eventLoop.makeFailedFuture(
+                    StoreError.failed(
+                        "\(address) sent an answer longer than \(RemoteClient.answerLimit >> 20) MiB, "
+                            + "more than a board's description holds; gave up"))
         }
 
         func didFinishRequest(task: HTTPClient.Task<Answer>) throws -> Answer {
@@ -153,7 +171,9 @@ public struct RemoteClient: Sendable {
 
     /// An answer handed to the caller's thread a part at a time, as the parts arrive: the next
     /// part is read from the connection only once the caller has taken the one before, so what
-    /// is held at a time is a part or two, however long the answer.
+    /// is held at a time is a part or two, however long the answer. The answer must keep coming:
+    /// a server that sends less than `ExchangeMessage.progressSize` bytes within the client's
+    /// timeout is given up on, so a trickle is treated as silence.
     final class StreamedAnswer: AnswerParts {
         /// What the connection's thread has handed over and the caller not yet taken.
         struct Handover {
@@ -209,26 +229,50 @@ public struct RemoteClient: Sendable {
         private var done = false
         /// A refusal's body, gathered to say why.
         private var refusal: [UInt8] = []
+        /// When the wait for the next `progressSize` bytes began, and how many came since.
+        private var waitBegan = DispatchTime.now()
+        private var sinceWaitBegan = 0
+        private var received = 0
 
         init(_ client: RemoteClient, _ request: HTTPClient.Request) {
             self.client = client
             task = RemoteClient.client.execute(
-                request: request, delegate: receiver, deadline: .now() + RemoteClient.timeout)
+                request: request, delegate: receiver, deadline: .now() + RemoteClient.longestAnswer)
         }
 
         func next() throws -> [UInt8]? {
             while !done {
-                receiver.arrived.wait()
+                let timeout = client.timeout
+                let nanoseconds = Int(RemoteClient.amount(timeout).nanoseconds)
+                guard receiver.arrived.wait(timeout: waitBegan + .nanoseconds(nanoseconds)) == .success else {
+                    throw StoreError.failed(
+                        received == 0
+                            ? "\(client.address) did not answer within \(timeout.formattedSeconds); gave up"
+                            : "\(client.address) stopped sending: less than \(ExchangeMessage.progressSize >> 10) KiB "
+                                + "came within \(timeout.formattedSeconds) after its first \(received) bytes; gave up")
+                }
                 let (status, part, end) = receiver.handover.withLock { handover in
                     defer { handover.part = nil }
                     return (handover.status, handover.part, handover.part == nil ? handover.end : nil)
                 }
                 if let part {
-                    part.taken.succeed()
+                    received += part.bytes.count
+                    sinceWaitBegan += part.bytes.count
+                    if sinceWaitBegan >= ExchangeMessage.progressSize {
+                        waitBegan = .now()
+                        sinceWaitBegan = 0
+                    }
                     guard status == .ok else {
-                        if refusal.count < 65_536 { refusal += part.bytes }
+                        // A refusal says why in a sentence: the first 64 KiB hold it.
+                        refusal += part.bytes.prefix(65_536 - refusal.count)
+                        if refusal.count >= 65_536 {
+                            part.taken.fail(HTTPClientError.cancelled)
+                            throw client.refusal(status, refusal)
+                        }
+                        part.taken.succeed()
                         continue
                     }
+                    part.taken.succeed()
                     return part.bytes
                 }
                 guard let end else { continue }
@@ -257,7 +301,9 @@ public struct RemoteClient: Sendable {
     /// What a refused request says: the server's one sentence, and what to do about it.
     func refusal(_ status: HTTPResponseStatus, _ body: [UInt8]) -> StoreError {
         let said = (try? JSONParser.parse(body, in: body.indices, maxDepth: 2))?["error"]?.stringValue
-        return refusal(status, reason: said ?? "HTTP \(status.code) \(status.reasonPhrase)")
+        return refusal(
+            status,
+            reason: said.map { Validation.quoted($0, limit: 300) } ?? "HTTP \(status.code) \(status.reasonPhrase)")
     }
 
     /// A refusal with the server's sentence.
@@ -274,6 +320,11 @@ public struct RemoteClient: Sendable {
             return .refused("\(address) refused the sync: \(reason)")
         default: return .failed("\(address) failed: \(reason)")
         }
+    }
+
+    /// `duration` as NIO counts time.
+    static func amount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// A transport error in a few words.

@@ -73,14 +73,25 @@ final class BoardDirectory: BoardStore {
     func path(of name: String) -> String { directory + "/" + name + ".magnets" }
 
     /// The board `name`, or nil when the folder holds no such board (a board added by
-    /// `server add` while the server runs is found at its first request).
+    /// `server add` while the server runs is found at its first request). A board that cannot
+    /// be opened for writing now (a full disk, a read-only file system) is still read, as
+    /// `magnets show` reads it: opened as it is for this request alone and not kept, so that it
+    /// is opened for writing once it can be (its writes are refused meanwhile).
     func host(_ name: String) throws -> BoardHost? {
         guard Self.isBoardName(name) else { return nil }
         if let host = hosts.withLock({ $0[name] }) { return host }
         let path = path(of: name)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let file = try BoardFile.open(path)
-        try file.requireDurableCommits()
+        let file: BoardFile
+        do {
+            file = try BoardFile.open(path)
+        } catch  where StoreError.isAboutWriting(error) {
+            return BoardHost(name: name, file: try BoardFile.open(path, for: .reading))
+        }
+        do { try file.requireDurableCommits() } catch {
+            try? file.close()
+            throw error
+        }
         let (host, extra) = hosts.withLock { hosts -> (BoardHost, BoardFile?) in
             if let existing = hosts[name] { return (existing, file) }
             let host = BoardHost(name: name, file: file)

@@ -78,7 +78,7 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
     }
 
     /// `true` for what keeps a file from being written but not from being read as it is.
-    static func isAboutWriting(_ error: Error) -> Bool {
+    public static func isAboutWriting(_ error: Error) -> Bool {
         switch error as? StoreError {
         case .diskFull?, .readOnly?: return true
         default: return false

@@ -160,9 +160,22 @@ struct RemoteOptions: ParsableArguments {
             valueName: "token"))
     var token: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait for a server that stops answering, in seconds (default: 60).", valueName: "seconds"))
+    var timeout: Double?
+
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout <= 86_400) {
+            throw ValidationError("--timeout must be a number of seconds above 0, at most 86400")
+        }
+    }
+
     /// The board at `address`, with the token to show it.
     func board(_ address: String) throws -> RemoteClient {
-        try RemoteClient(address, token: token ?? Environment.value("MAGNETS_TOKEN"))
+        try RemoteClient(
+            address, token: token ?? Environment.value("MAGNETS_TOKEN"),
+            timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) } ?? ClientExchange.timeout)
     }
 
     /// A new file from the board at `address`, its whole log read as it arrives.

@@ -363,8 +363,12 @@ public enum OpBundle {
 
     /// A bundle read as its bytes arrive (a server's answer), with every check `parse` makes, so
     /// that neither its text nor all its ops need be held at once: `read` gives the ops of the
-    /// lines each part completes, `finish` refuses a bundle that ended early or ran long.
+    /// lines each part completes, `finish` refuses a bundle that ended early or ran long. A line
+    /// longer than `maxLineBytes` is refused as it grows, so what is held of a line is bounded.
     public struct Reader {
+        /// The longest line a reader takes: an op of 10,000 points is under 1 MB.
+        public static let maxLineBytes = 4 << 20
+
         /// Names the bundle in errors.
         let name: String
         /// The start of a line not yet complete.
@@ -397,6 +401,10 @@ public enum OpBundle {
                 start = i + 1
             }
             carry += part[start...]
+            guard carry.count <= Reader.maxLineBytes else {
+                throw StoreError.badBundle(
+                    "\(name) has a line longer than \(Reader.maxLineBytes >> 20) MiB, longer than any op")
+            }
             return ops
         }
 

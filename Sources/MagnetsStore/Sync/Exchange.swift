@@ -64,26 +64,37 @@ extension ExchangeChannel {
     }
 
     /// Reads the other side's bundle to its end (its header's count of ops), checked as `parse`
-    /// checks a bundle, refusing it past `limit` bytes in all. Of the control messages that may
-    /// come before its end, a refusal ends the exchange and `taken` is let by.
+    /// checks a bundle, refusing it past `limit` bytes in all (`ExchangeError.tooLarge`). Of the
+    /// control messages that may come before its end, a refusal ends the exchange and `taken`
+    /// is let by. The bundle must keep coming: the wait of `timeout` starts again only at each
+    /// `ExchangeMessage.progressSize` bytes received, not at each part or `taken`, so a peer
+    /// that trickles tiny parts is given up on (`ExchangeError.timedOut`) as one that is silent.
     func receiveBundle(
         name: String, limit: Int, timeout: Duration
     ) async throws -> (header: OpBundle.Header, ops: [MagnetsCore.Operation]) {
         var reader = OpBundle.Reader(name: name)
         var ops: [MagnetsCore.Operation] = []
         var size = 0
+        var waitBegan = ContinuousClock.now
+        var sinceWaitBegan = 0
         while !reader.isComplete {
-            guard let message = try await receive(timeout: timeout) else {
+            let what = size == 0 ? name : "the rest of \(name) (after \(size) bytes)"
+            guard let message = try await receive(before: waitBegan + timeout, timeout, waitingFor: what) else {
                 throw ExchangeError.cut("the connection closed before \(name) came whole")
             }
             switch message {
             case .part(let bytes):
                 size += bytes.count
                 guard size <= limit else {
-                    throw ExchangeError.refused(
-                        status: 413, "\(name) is larger than the limit of \(limit) bytes; nothing was changed")
+                    throw ExchangeError.tooLarge(
+                        "\(name) is larger than the limit of \(limit) bytes; nothing was changed")
                 }
                 ops += try reader.read(bytes)
+                sinceWaitBegan += bytes.count
+                if sinceWaitBegan >= ExchangeMessage.progressSize {
+                    waitBegan = .now
+                    sinceWaitBegan = 0
+                }
             case .control(.refuse(let status, let error)): throw ExchangeError.refused(status: status, error)
             case .control(.taken): continue
             case .control(let other):
@@ -94,10 +105,12 @@ extension ExchangeChannel {
         return (reader.header!, ops)
     }
 
-    /// The next control message, letting `taken` by; a refusal is thrown.
+    /// The next control message, letting `taken` by (they do not extend the wait of `timeout`);
+    /// a refusal is thrown.
     func receiveControl(expecting what: String, timeout: Duration) async throws -> ExchangeMessage {
+        let deadline = ContinuousClock.now + timeout
         while true {
-            guard let message = try await receive(timeout: timeout) else {
+            guard let message = try await receive(before: deadline, timeout, waitingFor: what) else {
                 throw ExchangeError.cut("the connection closed while waiting for \(what)")
             }
             switch message {
@@ -106,6 +119,20 @@ extension ExchangeChannel {
             case .control(.taken): continue
             case .control(let other): return other
             }
+        }
+    }
+
+    /// The next message if it comes before `deadline`, which is `timeout` after the wait for
+    /// `what` began; else `ExchangeError.timedOut` saying that `what` did not come within `timeout`.
+    private func receive(
+        before deadline: ContinuousClock.Instant, _ timeout: Duration, waitingFor what: String
+    ) async throws -> LiveMessage? {
+        do {
+            let left = deadline - .now
+            guard left > .zero else { throw ExchangeError.timedOut(what) }
+            return try await receive(timeout: left)
+        } catch ExchangeError.timedOut where !Task.isCancelled {
+            throw ExchangeError.timedOut("\(what) did not come within \(timeout.formattedSeconds)")
         }
     }
 }
@@ -130,14 +157,18 @@ extension ExchangeMessage {
 /// Any refusal, malformed message or cut connection rolls the file back and is thrown; the
 /// refusal is sent to the peer when it is this side's.
 public enum ClientExchange {
-    /// How long the client waits for each message of the server's. A `done` may follow a long
-    /// import, so it is waited for longer.
+    /// How long the client waits by default for each message of the server's (and for each
+    /// `ExchangeMessage.progressSize` bytes of its bundle). A `done` may follow a long import,
+    /// so it is waited for five times as long.
     public static let timeout: Duration = .seconds(60)
-    public static let doneTimeout: Duration = .seconds(300)
+    /// The most bundle bytes the client takes from the server in one exchange: the server's
+    /// default body limit, so that a server cannot make a client hold more than a client may
+    /// send it. A board that gained more since the file's last sync needs a new clone.
+    public static let bundleLimit = 64 << 20
 
     public static func run(
         _ file: BoardFile, over channel: some ExchangeChannel, peerName: String, dryRun: Bool,
-        receiveOnly: Bool = false
+        receiveOnly: Bool = false, timeout: Duration = timeout
     ) async throws -> SyncReport {
         var exchange = try FileExchange(file, peerName: peerName, dryRun: dryRun, receiveOnly: receiveOnly)
         do {
@@ -151,9 +182,12 @@ public enum ClientExchange {
                 throw error
             }
             // The file's bundle is read, encoded and sent while the peer's comes in and is read.
+            // The reading of the file is awaited on every way out, so that none outlives the
+            // exchange (a command closes its files as it ends).
             let sender = exchange
+            let offering = Task { try sender.offer() }
             let sending = Task {
-                let offer = try sender.offer()
+                let offer = try await offering.value
                 var lines = offer.lines.makeIterator()
                 try await channel.sendBundle(header: offer.header) {
                     var chunk: [MagnetsCore.Operation] = []
@@ -164,12 +198,15 @@ public enum ClientExchange {
             }
             do {
                 let received = try await channel.receiveBundle(
-                    name: "the answer of \(peerName)", limit: OpBundle.maxBytes, timeout: timeout)
+                    name: "the answer of \(peerName)", limit: bundleLimit, timeout: timeout)
                 try exchange.check(received.header, received.ops)
                 exchange.offered(try await sending.value)
             } catch {
                 sending.cancel()
-                if !(error is ExchangeError) {
+                _ = await offering.result
+                if case ExchangeError.tooLarge(let why) = error {
+                    try? await channel.send(.refuse(status: 413, error: why))
+                } else if !(error is ExchangeError) {
                     let status = if case StoreError.replicaClash = error { 409 } else { 400 }
                     try? await channel.send(.refuse(status: status, error: error.localizedDescription))
                 }
@@ -179,7 +216,7 @@ public enum ClientExchange {
             try exchange.prepare()
             guard
                 case .done(let done) = try await channel.receiveControl(
-                    expecting: "the server's answer", timeout: doneTimeout)
+                    expecting: "the server's answer", timeout: timeout * 5)
             else { throw ExchangeError.malformed("\(peerName) did not answer with done") }
             return try exchange.commit(done)
         } catch {
@@ -233,6 +270,7 @@ public struct ServerExchange: Sendable {
         } catch {
             switch error {
             case ExchangeError.refused, ExchangeError.cut: break
+            case ExchangeError.tooLarge(let why): try? await channel.send(.refuse(status: 413, error: why))
             default:
                 let (status, sentence) = refusal(error)
                 try? await channel.send(.refuse(status: status, error: sentence))

@@ -27,6 +27,10 @@ public enum ExchangeMessage: Sendable, Equatable {
     public static let maxSize = 4 << 20
     /// How many bytes of a bundle go in one binary message.
     public static let partSize = 1 << 20
+    /// How many bytes of a bundle a receiver must get within its timeout: the wait for the rest
+    /// starts again only at each such step, so parts trickled a few bytes at a time do not keep
+    /// a receiver waiting for ever.
+    public static let progressSize = 64 << 10
 
     public struct Hello: Sendable, Equatable {
         /// The board's id; nil from a client that holds no copy yet (a clone: it sends no bundle).
@@ -127,7 +131,9 @@ public enum ExchangeMessage: Sendable, Equatable {
             self = .done(
                 Done(accepted: try count("accepted"), skipped: try count("skipped"), clock: try clock("clock")))
         case "refuse":
-            self = .refuse(status: json["status"]?.intValue ?? 400, error: json["error"]?.stringValue ?? "(no reason)")
+            // A status that is no HTTP status (a negative one would trap where it becomes one) is 400.
+            let status = json["status"]?.intValue.flatMap { (100...599).contains($0) ? $0 : nil } ?? 400
+            self = .refuse(status: status, error: json["error"]?.stringValue ?? "(no reason)")
         case "follow": self = .follow
         case "taken":
             guard let entries = json["entries"]?.arrayValue else {
@@ -150,6 +156,8 @@ public enum ExchangeError: LocalizedError, Equatable, Sendable {
     case cut(String)
     /// The other side sent nothing for too long.
     case timedOut(String)
+    /// The other side's bundle ran past the most this side takes in one exchange (413).
+    case tooLarge(String)
 
     public var errorDescription: String? {
         switch self {
@@ -157,6 +165,7 @@ public enum ExchangeError: LocalizedError, Equatable, Sendable {
         case .refused(_, let why): why
         case .cut(let why): why
         case .timedOut(let why): why
+        case .tooLarge(let why): why
         }
     }
 }

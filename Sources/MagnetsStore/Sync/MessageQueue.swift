@@ -126,7 +126,7 @@ public final class MessageQueue<Element: Sendable>: Sendable {
 
 extension Duration {
     /// `30 s`, `2.5 s`.
-    var formattedSeconds: String {
+    public var formattedSeconds: String {
         let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
         return StoreError.seconds(seconds)
     }
