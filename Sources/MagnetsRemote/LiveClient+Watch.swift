@@ -14,7 +14,9 @@ extension LiveClient {
     /// lacks (it is followed) or another command has written the file. A lost connection is said
     /// once through `say` and tried again, waiting 1, 2, 4 … at most 10 s between tries; a
     /// refusal (a wrong token, another board, a replica id clash) ends the watch with its error.
-    /// With a read-only token the file only receives. `moved` is told of each exchange that
+    /// A server that says the watch fell behind (`resync`) is connected to again at once, and the
+    /// new connection's exchange catches up; that is no loss to say. With a read-only token the
+    /// file only receives. `moved` is told of each exchange that
     /// moved ops.
     public func watch(
         _ file: BoardFile, moved: @escaping @Sendable (SyncReport) -> Void, say: @escaping @Sendable (String) -> Void
@@ -23,12 +25,12 @@ extension LiveClient {
         let lost = Mutex<Duration?>(nil)
         while !Task.isCancelled {
             do {
-                try await connect(pingEvery: .seconds(5)) { channel in
+                let fellBehind = try await connect(pingEvery: .seconds(5)) { channel in
                     try await self.follow(file, channel, moved: moved) {
                         if lost.withLock({ $0.take() }) != nil { say("connected again to \(self.board.address)") }
                     }
                 }
-                return
+                if !fellBehind { return }
             } catch {
                 if Task.isCancelled { return }
                 if case StoreError.refused = error { throw error }
@@ -45,11 +47,12 @@ extension LiveClient {
         }
     }
 
-    /// The exchanges of one connection, until it is lost or the task cancelled.
+    /// The exchanges of one connection, until it is lost or the task cancelled (false) or the
+    /// server says the watch fell behind (true).
     private func follow(
         _ file: BoardFile, _ channel: QueuedChannel, moved: @Sendable (SyncReport) -> Void,
         connected: () -> Void
-    ) async throws {
+    ) async throws -> Bool {
         func exchange() async throws -> VectorClock {
             let report = try await self.exchange(file, channel, dryRun: false, receiveOnly: true)
             if report.intoA > 0 || report.intoB > 0 { moved(report) }
@@ -73,6 +76,7 @@ extension LiveClient {
                     return !held.covers(OpID(replica: replica, seq: seq))
                 }
             case .item(.control(.refuse(let status, let error))): throw said(.refused(status: status, error))
+            case .item(.control(.resync)): return true
             case .item(let other):
                 throw said(.malformed("\(board.address) sent \(other) between exchanges"))
             case .nothing: break
@@ -86,5 +90,6 @@ extension LiveClient {
             }
             if due { known = try await exchange() }
         }
+        return false
     }
 }

@@ -130,10 +130,6 @@ enum HandMessage: Equatable {
         JSONValue.object([("type", .string("hand-refused")), ("error", .string(why))]).serialized()
     }
 
-    /// `{"type":"resync","error":…}`: the reader fell behind; the connection is closed.
-    static func resync(_ why: String) -> String {
-        JSONValue.object([("type", .string("resync")), ("error", .string(why))]).serialized()
-    }
 }
 
 /// Why a page's hand or presence message was refused (said to that page alone).

@@ -129,7 +129,7 @@ struct LiveSession {
         }
         if outbox.ending == .fellBehind {
             let why = "this connection fell too far behind the board's ops; it is closed: catch up by an exchange"
-            try? await outbound.write(.text(HandMessage.resync(why)))
+            try? await outbound.write(.text(ExchangeMessage.resync(error: why).text))
             inbox.finish(throwing: ExchangeError.cut("the client fell too far behind the board's ops"))
         }
     }

@@ -130,6 +130,14 @@ struct FanoutTests: ScratchSuite {
             postSeconds.append(Date().timeIntervalSince(start))
             #expect(answer.status == 200, "\(answer.text)")
             peakRSS = max(peakRSS, rss(pid))
+            // The readers that read take each POST (some 0.7 MB of entries) before the next
+            // one: on a busy machine this (debug) test process reads slower than the server
+            // writes, and a reader 2 MiB behind is rightly closed. The deaf ones fall behind
+            // by all of them.
+            let caughtUp = Date().addingTimeInterval(30)
+            while (0..<readerCount).contains(where: { counts.get($0) < k * perPost }), Date() < caughtUp {
+                usleep(20_000)
+            }
         }
         // Every reader that reads gets every op.
         let deadline = Date().addingTimeInterval(60)
@@ -183,6 +191,38 @@ struct FanoutTests: ScratchSuite {
         #expect((seen["types"] as? [Any])?.contains { $0 as? String == "taken" } == false, "\(seen)")
         // The board took every op all the same, and still answers.
         #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int ?? 0 >= 2000)
+    }
+
+    @Test("sync --watch told to resync connects again at once, says nothing of it, and catches up")
+    func watchResync() throws {
+        must("init", "-b", "alice.magnets", "--replica", "alice")
+        must("tray", "add", "ABC", "--unlimited", "-b", "alice.magnets")
+        must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
+        must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
+        let rw = serverToken("fridge")
+        // The smallest backlog (64 KiB): the follow of a watch is past it with one POST of 2,000 ops.
+        let server = try TestServer(scratch, environment: ["MAGNETS_READER_BACKLOG": "65536"])
+        let url = "http://127.0.0.1:\(server.port)/boards/fridge"
+        must("clone", url, "bob.magnets", "--replica", "bob", "--token", rw)
+        let file = try BoardFile.open(scratch.file("alice.magnets"))
+        try SyncCrashTests.moveBundle(2000, replica: "bulk", on: file, seed: 7, to: scratch.file("bulk.bundle"))
+        try file.close()
+        let watcher = scratch.start(["sync", "--watch", "bob.magnets", url, "--token", rw, "--json"])
+        defer { watcher.kill() }
+        Thread.sleep(forTimeInterval: 1)  // (connected, following)
+        let answer = try server.post(
+            "/boards/fridge/ops", token: rw, try Data(contentsOf: URL(fileURLWithPath: scratch.file("bulk.bundle"))))
+        #expect(answer.status == 200, "\(answer.text)")
+        func bulkOps() -> Int? {
+            (magnets("show", "--json", "-b", "bob.magnets").object["clock"] as? [String: Int])?["bulk"]
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while bulkOps() != 2000, Date() < deadline { usleep(100_000) }
+        #expect(bulkOps() == 2000, "the watched file never took the 2,000 ops")
+        watcher.kill(SIGTERM)
+        let run = watcher.wait()
+        #expect(run.status == 0, "\(run)")
+        #expect(!run.stderr.contains("lost the connection") && !run.stderr.contains("unknown"), "\(run.stderr)")
     }
 }
 

@@ -147,6 +147,7 @@ extension ExchangeMessage {
         case .refuse: "refuse"
         case .follow: "follow"
         case .taken: "taken"
+        case .resync: "resync"
         }
     }
 }

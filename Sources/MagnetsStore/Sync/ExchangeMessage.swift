@@ -20,6 +20,10 @@ public enum ExchangeMessage: Sendable, Equatable {
     /// Ops the board took (to a client that asked to follow): their history entries (SPEC §6),
     /// each a JSON object, in the order the board took them.
     case taken(entries: [JSONValue])
+    /// Server only, to a client that follows: it fell behind what the board took (its backlog
+    /// passed the bound); the server closes the connection, and the client catches up by a new
+    /// exchange.
+    case resync(error: String)
 
     /// The protocol version this program speaks.
     public static let version = 1
@@ -83,6 +87,7 @@ public enum ExchangeMessage: Sendable, Equatable {
             object = [("type", .string("refuse")), ("status", .int(status)), ("error", .string(error))]
         case .follow: object = [("type", .string("follow"))]
         case .taken(let entries): object = [("type", .string("taken")), ("entries", .array(entries))]
+        case .resync(let error): object = [("type", .string("resync")), ("error", .string(error))]
         }
         return JSONValue.object(object).serialized()
     }
@@ -140,6 +145,7 @@ public enum ExchangeMessage: Sendable, Equatable {
                 throw ExchangeError.malformed("a taken message has no \"entries\" array")
             }
             self = .taken(entries: entries)
+        case "resync": self = .resync(error: json["error"]?.stringValue ?? "(no reason)")
         default:
             throw ExchangeError.malformed("unknown message type '\(type.prefix(40))'")
         }
