@@ -130,14 +130,6 @@ struct FanoutTests: ScratchSuite {
             postSeconds.append(Date().timeIntervalSince(start))
             #expect(answer.status == 200, "\(answer.text)")
             peakRSS = max(peakRSS, rss(pid))
-            // The readers that read take each POST (some 0.7 MB of entries) before the next
-            // one: on a busy machine this (debug) test process reads slower than the server
-            // writes, and a reader 2 MiB behind is rightly closed. The deaf ones fall behind
-            // by all of them.
-            let caughtUp = Date().addingTimeInterval(30)
-            while (0..<readerCount).contains(where: { counts.get($0) < k * perPost }), Date() < caughtUp {
-                usleep(20_000)
-            }
         }
         // Every reader that reads gets every op.
         let deadline = Date().addingTimeInterval(60)
