@@ -154,18 +154,24 @@ struct FanoutTests: ScratchSuite {
         #expect(try server.get("/boards/fridge", token: rw).object["ops"] as? Int ?? 0 >= total)
     }
 
-    @Test("a live follower that falls behind the backlog is told to resync, then closed")
-    func resync() throws {
+    /// Board `fridge` on a server with the smallest backlog (64 KiB), and its writing token;
+    /// `bulk.bundle` holds 2,000 moves that follow on from it, more than that backlog in one POST.
+    func smallBacklogBoard() throws -> (TestServer, String) {
         must("init", "-b", "alice.magnets", "--replica", "alice")
         must("tray", "add", "ABC", "--unlimited", "-b", "alice.magnets")
         must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
         must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
         let rw = serverToken("fridge")
-        // The smallest backlog (64 KiB): one POST of 2,000 ops is more than it.
         let server = try TestServer(scratch, environment: ["MAGNETS_READER_BACKLOG": "65536"])
         let file = try BoardFile.open(scratch.file("alice.magnets"))
         try SyncCrashTests.moveBundle(2000, replica: "bulk", on: file, seed: 7, to: scratch.file("bulk.bundle"))
         try file.close()
+        return (server, rw)
+    }
+
+    @Test("a live follower that falls behind the backlog is told to resync, then closed")
+    func resync() throws {
+        let (server, rw) = try smallBacklogBoard()
         let script = LiveTests.here.appendingPathComponent("live_client.py").path
         let follower = Started(
             "/usr/bin/env", ["python3", script, "\(server.port)", "fridge", rw, "follow-until-close"],
@@ -187,18 +193,9 @@ struct FanoutTests: ScratchSuite {
 
     @Test("sync --watch told to resync connects again at once, says nothing of it, and catches up")
     func watchResync() throws {
-        must("init", "-b", "alice.magnets", "--replica", "alice")
-        must("tray", "add", "ABC", "--unlimited", "-b", "alice.magnets")
-        must("pull", "A", "-b", "alice.magnets", "--to", "100,100")
-        must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
-        let rw = serverToken("fridge")
-        // The smallest backlog (64 KiB): the follow of a watch is past it with one POST of 2,000 ops.
-        let server = try TestServer(scratch, environment: ["MAGNETS_READER_BACKLOG": "65536"])
+        let (server, rw) = try smallBacklogBoard()
         let url = "http://127.0.0.1:\(server.port)/boards/fridge"
         must("clone", url, "bob.magnets", "--replica", "bob", "--token", rw)
-        let file = try BoardFile.open(scratch.file("alice.magnets"))
-        try SyncCrashTests.moveBundle(2000, replica: "bulk", on: file, seed: 7, to: scratch.file("bulk.bundle"))
-        try file.close()
         let watcher = scratch.start(["sync", "--watch", "bob.magnets", url, "--token", rw, "--json"])
         defer { watcher.kill() }
         Thread.sleep(forTimeInterval: 1)  // (connected, following)
