@@ -96,8 +96,7 @@ public struct LiveClient: Sendable {
         case .success(let value): return value
         case .failure(let error as WebSocketClientError) where error == .webSocketUpgradeFailed:
             // The server answered with a refusal (or is not a magnets server): its reason.
-            let board = self.board
-            try await Task.detached { _ = try board.info() }.value
+            _ = try await board.info()
             throw StoreError.failed("\(peer) did not open a live connection (is it an older magnets serve?)")
         case .failure(let error as StoreError): throw error
         case .failure(let error as ExchangeError): throw error

@@ -10,7 +10,7 @@ import Synchronization
 /// A board on a server at `http://HOST:PORT/boards/NAME` (SPEC §7): its address and token, and
 /// the two requests of its HTTP API a client makes beside the live connection (`LiveClient`):
 /// the board's description, which says why a connection was refused, and the whole log for a
-/// clone, read as it arrives. Each call blocks its (non-event-loop) thread until the answer is in.
+/// clone, read as it arrives.
 public struct RemoteClient: Sendable {
     /// The board's address, as the user gave it (without a trailing slash).
     public let address: String
@@ -61,8 +61,8 @@ public struct RemoteClient: Sendable {
     }
 
     /// The board's id and clock (`GET /boards/NAME`).
-    public func info() throws -> (boardID: String, clock: VectorClock) {
-        let body = try request(.GET, "")
+    public func info() async throws -> (boardID: String, clock: VectorClock) {
+        let body = try await wholeAnswer(to: "")
         guard let json = try? JSONParser.parse(body, in: body.indices, maxDepth: 4),
             let id = json["id"]?.stringValue, case .object(let pairs)? = json["clock"]
         else { throw StoreError.failed("\(address) answered with something that is not a board's description") }
@@ -76,10 +76,12 @@ public struct RemoteClient: Sendable {
         return (id, VectorClock(clock))
     }
 
-    /// `GET …/ops?since=`, read a part at a time as it arrives, so that a long log is never
-    /// held whole.
-    public func opsInParts(since: VectorClock?) throws -> any AnswerParts {
-        try StreamedAnswer(self, makeRequest(.GET, RemoteClient.opsPath(since: since)))
+    /// Runs `read` on `GET …/ops?since=` as it arrives, a part at a time, so that a long log is
+    /// never held whole; gives up on a server that stops sending (`StreamedAnswer`).
+    public func readOps<T: Sendable>(
+        since: VectorClock?, _ read: @escaping @Sendable (any AnswerParts) async throws -> T
+    ) async throws -> T {
+        try await reading(RemoteClient.opsPath(since: since), read)
     }
 
     /// `/ops`, with `?since=` when `since` names a replica.
@@ -89,212 +91,139 @@ public struct RemoteClient: Sendable {
         return "/ops?since=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)
     }
 
-    /// One request and its whole answer; a status other than 200 becomes the error the server
-    /// gave (`{"error": …}`), said as a user needs it.
-    func request(_ method: HTTPMethod, _ path: String, body: Data? = nil) throws -> [UInt8] {
-        let request = try makeRequest(method, path, body: body)
-        let answer: Answer
-        do {
-            answer = try RemoteClient.client.execute(
-                request: request, delegate: AnswerCollector(address: address),
-                deadline: .now() + RemoteClient.amount(timeout)
-            ).wait()
-        } catch let error as StoreError {
-            throw error
-        } catch let error as HTTPClientError where error == .deadlineExceeded {
-            throw StoreError.failed("\(address) did not answer within \(timeout.formattedSeconds); gave up")
-        } catch {
-            throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
-        }
-        guard answer.status == .ok else { throw refusal(answer.status, answer.body) }
-        return answer.body
-    }
-
-    /// A request of the board's API, with the token.
-    func makeRequest(_ method: HTTPMethod, _ path: String, body: Data? = nil) throws -> HTTPClient.Request {
-        var headers = HTTPHeaders()
-        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if body != nil { headers.add(name: "Content-Type", value: "application/x-ndjson") }
-        do {
-            return try HTTPClient.Request(
-                url: base + path, method: method, headers: headers, body: body.map { .bytes($0) })
-        } catch {
-            throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
-        }
-    }
-
-    /// A whole answer.
-    struct Answer: Sendable {
-        var status: HTTPResponseStatus = .ok
-        var body: [UInt8] = []
-    }
-
-    /// Gathers an answer's body into one byte array as its parts arrive. A body past
-    /// `answerLimit` ends the request: no answer gathered whole is longer.
-    final class AnswerCollector: HTTPClientResponseDelegate {
-        typealias Response = Answer
-        private let answer = Mutex(Answer())
-        let address: String
-
-        init(address: String) { self.address = address }
-
-        func didReceiveHead(task: HTTPClient.Task<Answer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-            let length = head.headers.first(name: "Content-Length").flatMap(Int.init) ?? 0
-            answer.withLock {
-                $0 = Answer(status: head.status)
-                $0.body.reserveCapacity(min(max(0, length), RemoteClient.answerLimit))
-            }
-            return task.eventLoop.makeSucceededVoidFuture()
-        }
-
-        func didReceiveBodyPart(task: HTTPClient.Task<Answer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-            let fits = answer.withLock {
-                guard $0.body.count + buffer.readableBytes <= RemoteClient.answerLimit else { return false }
-                $0.body.append(contentsOf: buffer.readableBytesView)
-                return true
-            }
-            return fits
-                ? task.eventLoop.makeSucceededVoidFuture()
-                : task.eventLoop.makeFailedFuture(
-                    StoreError.failed(
-                        "\(address) sent an answer longer than \(RemoteClient.answerLimit >> 20) MiB, "
-                            + "more than a board's description holds; gave up"))
-        }
-
-        func didFinishRequest(task: HTTPClient.Task<Answer>) throws -> Answer {
-            answer.withLock { answer in
-                defer { answer = Answer() }  // handed over, not shared
-                return answer
-            }
-        }
-    }
-
-    /// An answer handed to the caller's thread a part at a time, as the parts arrive: the next
-    /// part is read from the connection only once the caller has taken the one before, so what
-    /// is held at a time is a part or two, however long the answer. The answer must keep coming:
-    /// a server that sends less than `ExchangeMessage.progressSize` bytes within the client's
-    /// timeout is given up on, so a trickle is treated as silence.
-    final class StreamedAnswer: AnswerParts {
-        /// What the connection's thread has handed over and the caller not yet taken.
-        struct Handover {
-            var status: HTTPResponseStatus = .ok
-            /// The part not yet taken, and the promise that lets the next one be read.
-            var part: (bytes: [UInt8], taken: EventLoopPromise<Void>)?
-            var end: Result<Void, any Error>?
-            /// The caller stopped reading: parts still arriving are refused.
-            var abandoned = false
-        }
-
-        /// Reads the answer's parts on the connection's thread (the event loop) and hands them over.
-        final class Receiver: HTTPClientResponseDelegate {
-            typealias Response = Void
-            let handover = Mutex(Handover())
-            /// Signalled once per part handed over and once at the end.
-            let arrived = DispatchSemaphore(value: 0)
-
-            func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-                handover.withLock { $0.status = head.status }
-                return task.eventLoop.makeSucceededVoidFuture()
-            }
-
-            func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-                let taken = task.eventLoop.makePromise(of: Void.self)
-                let wanted = handover.withLock { handover in
-                    guard !handover.abandoned else { return false }
-                    handover.part = (Array(buffer.readableBytesView), taken)
-                    return true
-                }
-                guard wanted else {
-                    taken.fail(HTTPClientError.cancelled)
-                    return taken.futureResult
-                }
-                arrived.signal()
-                return taken.futureResult
-            }
-
-            func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-                handover.withLock { $0.end = .failure(error) }
-                arrived.signal()
-            }
-
-            func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-                handover.withLock { $0.end = .success(()) }
-                arrived.signal()
-            }
-        }
-
-        let client: RemoteClient
-        let receiver = Receiver()
-        let task: HTTPClient.Task<Void>
-        private var done = false
-        /// A refusal's body, gathered to say why.
-        private var refusal: [UInt8] = []
-        /// When the wait for the next `progressSize` bytes began, and how many came since.
-        private var waitBegan = DispatchTime.now()
-        private var sinceWaitBegan = 0
-        private var received = 0
-
-        init(_ client: RemoteClient, _ request: HTTPClient.Request) {
-            self.client = client
-            task = RemoteClient.client.execute(
-                request: request, delegate: receiver, deadline: .now() + RemoteClient.longestAnswer)
-        }
-
-        func next() throws -> [UInt8]? {
-            while !done {
-                let timeout = client.timeout
-                let nanoseconds = Int(RemoteClient.amount(timeout).nanoseconds)
-                guard receiver.arrived.wait(timeout: waitBegan + .nanoseconds(nanoseconds)) == .success else {
+    /// The whole answer to `GET` of `path` (at most `answerLimit` bytes).
+    func wholeAnswer(to path: String) async throws -> [UInt8] {
+        try await reading(path) { [address] answer in
+            var body: [UInt8] = []
+            while let part = try await answer.next() {
+                guard body.count + part.count <= RemoteClient.answerLimit else {
                     throw StoreError.failed(
+                        "\(address) sent an answer longer than \(RemoteClient.answerLimit >> 20) MiB, "
+                            + "more than a board's description holds; gave up")
+                }
+                body += part
+            }
+            return body
+        }
+    }
+
+    /// Sends `GET` of `path` (below the board's address) with the token, waits at most `timeout`
+    /// for the answer's head, and runs `read` on its body as it arrives. A status other than 200
+    /// becomes the error the server gave (`{"error": …}`), said as a user needs it. The server
+    /// must keep sending while the client waits: less than `ExchangeMessage.progressSize` bytes
+    /// in `timeout` of waiting and the answer is cut off and given up on, so a trickle is treated
+    /// as silence (time `read` spends on what came does not count).
+    func reading<T: Sendable>(
+        _ path: String, _ read: @escaping @Sendable (any AnswerParts) async throws -> T
+    ) async throws -> T {
+        var request = HTTPClientRequest(url: base + path)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let progress = Progress()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { [request] in
+                let response: HTTPClientResponse
+                do {
+                    response = try await RemoteClient.client.execute(request, timeout: RemoteClient.amount(timeout))
+                } catch let error as HTTPClientError where error == .deadlineExceeded {
+                    throw StoreError.failed("\(address) did not answer within \(timeout.formattedSeconds); gave up")
+                } catch {
+                    throw StoreError.failed("cannot reach \(address): \(RemoteClient.describe(error))")
+                }
+                let answer = StreamedAnswer(response.body, progress)
+                guard response.status == .ok else {
+                    var body: [UInt8] = []
+                    while body.count < 65_536, let part = try await answer.next() {
+                        body += part.prefix(65_536 - body.count)
+                    }
+                    throw refusal(response.status, body)
+                }
+                return try await read(answer)
+            }
+            group.addTask {
+                try await progress.watch(timeout: timeout) { received in
+                    StoreError.failed(
                         received == 0
-                            ? "\(client.address) did not answer within \(timeout.formattedSeconds); gave up"
-                            : "\(client.address) stopped sending: less than \(ExchangeMessage.progressSize >> 10) KiB "
+                            ? "\(address) did not answer within \(timeout.formattedSeconds); gave up"
+                            : "\(address) stopped sending: less than \(ExchangeMessage.progressSize >> 10) KiB "
                                 + "came within \(timeout.formattedSeconds) after its first \(received) bytes; gave up")
                 }
-                let (status, part, end) = receiver.handover.withLock { handover in
-                    defer { handover.part = nil }
-                    return (handover.status, handover.part, handover.part == nil ? handover.end : nil)
-                }
-                if let part {
-                    received += part.bytes.count
-                    sinceWaitBegan += part.bytes.count
-                    if sinceWaitBegan >= ExchangeMessage.progressSize {
-                        waitBegan = .now()
-                        sinceWaitBegan = 0
-                    }
-                    guard status == .ok else {
-                        // A refusal says why in a sentence: the first 64 KiB hold it.
-                        refusal += part.bytes.prefix(65_536 - refusal.count)
-                        if refusal.count >= 65_536 {
-                            part.taken.fail(HTTPClientError.cancelled)
-                            throw client.refusal(status, refusal)
-                        }
-                        part.taken.succeed()
-                        continue
-                    }
-                    part.taken.succeed()
-                    return part.bytes
-                }
-                guard let end else { continue }
-                done = true
-                if case .failure(let error) = end {
-                    throw StoreError.failed("cannot reach \(client.address): \(RemoteClient.describe(error))")
-                }
-                guard status == .ok else { throw client.refusal(status, refusal) }
+                return nil
             }
-            return nil
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
+        }
+    }
+
+    /// How an answer's body is coming: the time the client has waited for its next
+    /// `ExchangeMessage.progressSize` bytes, and whether it waits now.
+    final class Progress: Sendable {
+        private struct State {
+            var received = 0
+            var sinceMark = 0
+            var waitedSinceMark: Duration = .zero
+            var waitingSince: ContinuousClock.Instant?
+            var finished = false
+        }
+        private let state = Mutex(State())
+
+        func waiting() { state.withLock { $0.waitingSince = .now } }
+
+        func arrived(_ count: Int?) {
+            state.withLock { state in
+                if let since = state.waitingSince { state.waitedSinceMark += since.duration(to: .now) }
+                state.waitingSince = nil
+                guard let count else {
+                    state.finished = true
+                    return
+                }
+                state.received += count
+                state.sinceMark += count
+                if state.sinceMark >= ExchangeMessage.progressSize {
+                    state.sinceMark = 0
+                    state.waitedSinceMark = .zero
+                }
+            }
         }
 
-        /// An answer left unread is cut off, so that the connection lets go of it.
-        deinit {
-            guard !done else { return }
-            let part = receiver.handover.withLock { handover in
-                handover.abandoned = true
-                defer { handover.part = nil }
-                return handover.part
+        /// Returns once the answer is all in; throws `failure(bytes received)` once the client has
+        /// waited `timeout` for the next `progressSize` bytes.
+        func watch(timeout: Duration, failure: (Int) -> StoreError) async throws {
+            while true {
+                let (waited, waiting, finished, received) = state.withLock { state in
+                    (
+                        state.waitedSinceMark + (state.waitingSince?.duration(to: .now) ?? .zero),
+                        state.waitingSince != nil, state.finished, state.received
+                    )
+                }
+                if finished { return }
+                if waiting && waited >= timeout { throw failure(received) }
+                try await Task.sleep(for: waiting ? timeout - waited : timeout)
             }
-            part?.taken.fail(HTTPClientError.cancelled)
-            task.cancel()
+        }
+    }
+
+    /// An answer's body, handed over a part at a time as it arrives: the next part is read from
+    /// the connection only once the one before is taken, so what is held at a time is a part or
+    /// two, however long the answer.
+    final class StreamedAnswer: AnswerParts {
+        private var parts: HTTPClientResponse.Body.AsyncIterator
+        private let progress: Progress
+
+        init(_ body: HTTPClientResponse.Body, _ progress: Progress) {
+            parts = body.makeAsyncIterator()
+            self.progress = progress
+        }
+
+        func next() async throws -> [UInt8]? {
+            progress.waiting()
+            let part = try await parts.next()
+            // A read cut off (the answer was given up on) is not the answer's end.
+            if part == nil { try Task.checkCancellation() }
+            progress.arrived(part?.readableBytes)
+            return part.map { Array($0.readableBytesView) }
         }
     }
 

@@ -41,7 +41,3 @@ protocol HostedBoard: AnyObject, ExchangeBoard {
     /// Applies one write, durable before this returns success; its ops go to the listeners.
     func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error>
 }
-
-extension BoardHost: HostedBoard {
-    var boardID: String { file.boardID }
-}

@@ -16,15 +16,20 @@ extension BoardFile {
             throw StoreError.refused("replica id '\(newReplica)' already has ops on this board; choose a new one")
         }
         guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
-        try BoardFile.buildAtomically(destination) { tmp in
-            let copy = try DatabaseQueue(path: tmp, configuration: BoardFile.configuration())
+        let build = TemporaryBuild(destination)
+        defer { build.discard() }
+        do {
+            let copy = try DatabaseQueue(path: build.tmp, configuration: BoardFile.configuration())
             try db.backup(to: copy)
             try copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             try copy.write { db in
                 try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'replica'", arguments: [newReplica])
             }
             try copy.close()
+        } catch {
+            throw build.failure(error)
         }
+        try build.link()
         return try BoardFile.open(destination)
     }
 
@@ -36,12 +41,12 @@ extension BoardFile {
     public static func clone(
         from answer: any AnswerParts, of address: String, to destination: String, replica: String,
         batch: Int = 50_000
-    ) throws -> BoardFile {
+    ) async throws -> BoardFile {
         if let problem = Validation.replicaIDProblem(replica) { throw StoreError.refused(problem) }
         guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
         var reader = OpBundle.Reader(name: "the board at \(address)")
         var ops: [MagnetsCore.Operation] = []
-        while reader.header == nil, let part = try answer.next() { ops += try reader.read(part) }
+        while reader.header == nil, let part = try await answer.next() { ops += try reader.read(part) }
         guard let header = reader.header else {
             try reader.finish()  // (says why: nothing came, or the header's line was cut short)
             throw StoreError.badBundle("the board at \(address) sent no bundle")
@@ -49,27 +54,33 @@ extension BoardFile {
         guard header.clock[replica] == 0 else {
             throw StoreError.refused("replica id '\(replica)' already has ops on this board; choose a new one")
         }
-        try create(destination, boardID: header.board, replica: replica) { file in
+        let build = TemporaryBuild(destination)
+        defer { build.discard() }
+        do {
+            let file = try empty(build.tmp, boardID: header.board, replica: replica)
             var started = false
             func take() throws {
                 if started, ops.isEmpty { return }
                 if !started {
                     guard ops.first?.payload.kind == .createBoard else {
-                        throw StoreError.badBundle(
-                            "the board at \(address) does not start with its board.create op")
+                        throw StoreError.badBundle("the board at \(address) does not start with its board.create op")
                     }
                     started = true
                 }
                 _ = try file.importOps((header, ops))
                 ops.removeAll(keepingCapacity: true)
             }
-            while let part = try answer.next() {
+            while let part = try await answer.next() {
                 ops += try reader.read(part)
                 if ops.count >= batch { try take() }
             }
             try reader.finish()
             try take()
+            try file.db.close()
+        } catch {
+            throw build.failure(error)
         }
+        try build.link()
         return try open(destination)
     }
 }
@@ -77,5 +88,5 @@ extension BoardFile {
 /// An answer read as it arrives: each `next()` gives its next bytes, nil once it is all in.
 /// A failure, or an answer that is a refusal, is thrown by the call that meets it.
 public protocol AnswerParts: AnyObject {
-    func next() throws -> [UInt8]?
+    func next() async throws -> [UInt8]?
 }

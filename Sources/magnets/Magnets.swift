@@ -4,7 +4,7 @@ import MagnetsStore
 
 /// `magnets`: a shared board of fridge-magnet letters, edited offline in SQLite files and synced.
 @main
-struct Magnets: ParsableCommand {
+struct Magnets: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "magnets",
         abstract: "A shared board of fridge-magnet letters: edit offline, sync, see who did what.",
@@ -18,7 +18,7 @@ struct Magnets: ParsableCommand {
 
     /// Parses, runs, and turns every error into one `error: …` line: exit 64 for usage errors
     /// (before any file is opened), 1 for everything refused or failed.
-    static func main() {
+    static func main() async {
         if Environment.value("MAGNETS_PEAK_FILE") != nil { atexit(recordPeakMemory) }
         let command: ParsableCommand
         do {
@@ -37,7 +37,13 @@ struct Magnets: ParsableCommand {
         do {
             var command = command
             // The files are closed before any exit below, on failure too.
-            do { try command.run() } catch {
+            do {
+                if var command = command as? any AsyncParsableCommand {
+                    try await command.run()
+                } else {
+                    try command.run()
+                }
+            } catch {
                 OpenFiles.closeAll()
                 throw error
             }

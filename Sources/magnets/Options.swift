@@ -179,10 +179,11 @@ struct RemoteOptions: ParsableArguments {
     }
 
     /// A new file from the board at `address`, its whole log read as it arrives.
-    func clone(_ address: String, to destination: String, replica: String) throws -> BoardFile {
+    func clone(_ address: String, to destination: String, replica: String) async throws -> BoardFile {
         let board = try board(address)
-        return try BoardFile.clone(
-            from: board.opsInParts(since: nil), of: board.address, to: destination, replica: replica)
+        return try await board.readOps(since: nil) { answer in
+            try await BoardFile.clone(from: answer, of: board.address, to: destination, replica: replica)
+        }
     }
 }
 

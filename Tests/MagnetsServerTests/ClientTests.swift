@@ -34,14 +34,16 @@ struct ClientTests {
         let board = try BoardFile.open(folder.path(of: "fridge"))
         try board.record(author: "bo") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 600, y: 400))) }
         try board.close()
-        try await folder.application().test(.live) { client in
-            let port = try #require(client.port)
-            let live = LiveClient(try RemoteClient("http://127.0.0.1:\(port)/boards/fridge", token: folder.token))
-            let report = try await live.sync(file)
-            #expect(report.intoA == 1)
-            #expect(report.intoB == 1)
-            let again = try await live.sync(file)
-            #expect(again.intoA == 0 && again.intoB == 0)
+        try await onOwnThreads {
+            try await folder.application().test(.live) { client in
+                let port = try #require(client.port)
+                let live = LiveClient(try RemoteClient("http://127.0.0.1:\(port)/boards/fridge", token: folder.token))
+                let report = try await live.sync(file)
+                #expect(report.intoA == 1)
+                #expect(report.intoB == 1)
+                let again = try await live.sync(file)
+                #expect(again.intoA == 0 && again.intoB == 0)
+            }
         }
         let server = try BoardFile.open(folder.path(of: "fridge"), for: .reading)
         defer { try? server.close() }
@@ -58,11 +60,14 @@ struct ClientTests {
         defer { folder.remove() }
         let file = try copy(of: folder)
         defer { try? file.close() }
-        try await folder.application().test(.live) { client in
-            let port = try #require(client.port)
-            let live = LiveClient(try RemoteClient("http://127.0.0.1:\(port)/boards/fridge", token: folder.readOnly))
-            let error = await #expect(throws: (any Error).self) { try await live.sync(file) }
-            #expect((error as? LocalizedError)?.errorDescription?.contains("the token is read-only") == true)
+        try await onOwnThreads {
+            try await folder.application().test(.live) { client in
+                let port = try #require(client.port)
+                let live = LiveClient(
+                    try RemoteClient("http://127.0.0.1:\(port)/boards/fridge", token: folder.readOnly))
+                let error = await #expect(throws: (any Error).self) { try await live.sync(file) }
+                #expect((error as? LocalizedError)?.errorDescription?.contains("the token is read-only") == true)
+            }
         }
         #expect(try folder.opCount("fridge") == 2)
         #expect(try file.current().opCount == 3)

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -90,5 +91,23 @@ extension TestClientProtocol {
         return try await execute(
             uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
         ) { Answer($0) }
+    }
+}
+
+/// Runs `body`, and the tasks it starts in structured concurrency (an in-process server's
+/// connections among them), on dispatch threads instead of Swift's cooperative ones. The
+/// process's other tests block the cooperative threads (2 on a 2-core machine) while the
+/// programs they start run; a server sharing them once went unanswered past its client's 10 s.
+func onOwnThreads<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    try await withTaskExecutorPreference(DispatchTaskExecutor.shared, operation: body)
+}
+
+/// Runs each job on a thread of the dispatch's global pool, which grows past the core count.
+final class DispatchTaskExecutor: TaskExecutor {
+    static let shared = DispatchTaskExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

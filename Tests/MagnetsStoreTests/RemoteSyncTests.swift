@@ -55,7 +55,7 @@ final class FileServer: ExchangeBoard {
             var left: ArraySlice<UInt8>
             let size: Int
             init(_ bytes: [UInt8], size: Int) { (left, self.size) = (bytes[...], size) }
-            func next() throws -> [UInt8]? {
+            func next() async throws -> [UInt8]? {
                 guard !left.isEmpty else { return nil }
                 defer { left = left.dropFirst(size) }
                 return Array(left.prefix(size))
@@ -70,8 +70,8 @@ extension BoardFile {
     /// A clone from a `FileServer`, as `magnets clone URL` makes it.
     static func clone(
         from server: FileServer, to destination: String, replica: String, batch: Int = 50_000
-    ) throws -> BoardFile {
-        try clone(from: server.opsInParts(), of: server.address, to: destination, replica: replica, batch: batch)
+    ) async throws -> BoardFile {
+        try await clone(from: server.opsInParts(), of: server.address, to: destination, replica: replica, batch: batch)
     }
 
     /// Syncs `file` with `server` through the exchange both sides of a live connection run,
@@ -113,15 +113,15 @@ struct RemoteSyncTests: BoardFileMaking {
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
     /// A board with a tray, a zone of capacity 1 and one magnet, and two clones of it.
-    func trio() throws -> (server: BoardFile, alice: BoardFile, bob: BoardFile, magnet: MagnetID) {
+    func trio() async throws -> (server: BoardFile, alice: BoardFile, bob: BoardFile, magnet: MagnetID) {
         let server = try make("server.magnets", replica: "server", interval: 8)
         try server.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 3) }
         try server.record(author: "s") { _ in
             .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60), capacity: 1))
         }
         try server.record(author: "s") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
-        let alice = try BoardFile.clone(from: FileServer(server), to: path("alice.magnets"), replica: "alice")
-        let bob = try BoardFile.clone(from: FileServer(server), to: path("bob.magnets"), replica: "bob")
+        let alice = try await BoardFile.clone(from: FileServer(server), to: path("alice.magnets"), replica: "alice")
+        let bob = try await BoardFile.clone(from: FileServer(server), to: path("bob.magnets"), replica: "bob")
         return (server, alice, bob, try #require(server.current().board.sortedMagnets.first?.id))
     }
 
@@ -140,17 +140,18 @@ struct RemoteSyncTests: BoardFileMaking {
     @Test(
         "a clone from a server holds its board and ops under the new replica; a used replica id or an existing file is refused"
     )
-    func cloneFromServer() throws {
-        let (server, alice, _, _) = try trio()
+    func cloneFromServer() async throws {
+        let (server, alice, _, _) = try await trio()
         #expect(alice.replica == "alice" && alice.boardID == server.boardID)
         #expect(try alice.current().board == server.current().board)
         #expect(try history(alice) == history(server))
         #expect(try alice.check().isClean)
-        #expect(throws: StoreError.refused("replica id 'server' already has ops on this board; choose a new one")) {
-            try BoardFile.clone(from: FileServer(server), to: path("again.magnets"), replica: "server")
+        await #expect(throws: StoreError.refused("replica id 'server' already has ops on this board; choose a new one"))
+        {
+            try await BoardFile.clone(from: FileServer(server), to: path("again.magnets"), replica: "server")
         }
-        #expect(throws: StoreError.fileExists(alice.path)) {
-            try BoardFile.clone(from: FileServer(server), to: alice.path, replica: "carol")
+        await #expect(throws: StoreError.fileExists(alice.path)) {
+            try await BoardFile.clone(from: FileServer(server), to: alice.path, replica: "carol")
         }
         #expect(!FileManager.default.fileExists(atPath: path("again.magnets")))
     }
@@ -158,7 +159,7 @@ struct RemoteSyncTests: BoardFileMaking {
     @Test(
         "a clone read in small parts and written a few ops at a time is the server's board; ops refused in a later batch leave no file"
     )
-    func cloneInParts() throws {
+    func cloneInParts() async throws {
         let server = try make("server.magnets", replica: "server", interval: 8)
         try server.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
         for i in 0..<5 {
@@ -173,7 +174,7 @@ struct RemoteSyncTests: BoardFileMaking {
                     magnet: magnets[i % 5], target: .point(Point(x: Double(50 + 13 * i % 900), y: Double(80 + 7 * i))))
             }
         }
-        let parted = try BoardFile.clone(
+        let parted = try await BoardFile.clone(
             from: FileServer(server, partSize: 13), to: path("parted.magnets"), replica: "alice", batch: 7)
         #expect(try parted.current().board == server.current().board)
         #expect(try history(parted) == history(server))
@@ -186,8 +187,8 @@ struct RemoteSyncTests: BoardFileMaking {
             return Array(lines.joined(separator: "\n").utf8)
         }
         for batch in [7, 50_000] {
-            #expect("in batches of \(batch)") {
-                try BoardFile.clone(
+            await #expect("in batches of \(batch)") {
+                try await BoardFile.clone(
                     from: FileServer(server, partSize: 13, damage: late), to: path("late.magnets"), replica: "bob",
                     batch: batch)
             } throws: { "\($0)".contains("op server:51 has a Lamport number not larger") }
@@ -203,7 +204,7 @@ struct RemoteSyncTests: BoardFileMaking {
         "concurrent edits through a server settle the same conflicts as a file-to-file sync and leave equal, clean files"
     )
     func conflictsAsBetweenFiles() async throws {
-        let (server, alice, bob, m) = try trio()
+        let (server, alice, bob, m) = try await trio()
         // Twins of the clients, synced file to file, tell what the server sync must give.
         let (twinA, twinB) = (
             try alice.clone(to: path("twin-a.magnets"), replica: "ann"),
@@ -247,7 +248,7 @@ struct RemoteSyncTests: BoardFileMaking {
         "the server taking ops from another client between its hello and the file's bundle: it takes only what it then lacks"
     )
     func serverChangedMeanwhile() async throws {
-        let (server, alice, bob, m) = try trio()
+        let (server, alice, bob, m) = try await trio()
         for x in [300.0, 310] {
             try bob.record(author: "b") { _ in .move(magnet: m, target: .point(Point(x: x, y: 300))) }
         }
@@ -266,9 +267,10 @@ struct RemoteSyncTests: BoardFileMaking {
         "a replica id used for different ops on the file and the server is refused, whichever holds more, with nothing written"
     )
     func replicaClash() async throws {
-        let (server, alice, _, m) = try trio()
+        let (server, alice, _, m) = try await trio()
         // A second file that took the name 'alice' too, synced to the server first.
-        let impostor = try BoardFile.clone(from: FileServer(server), to: path("impostor.magnets"), replica: "alice")
+        let impostor = try await BoardFile.clone(
+            from: FileServer(server), to: path("impostor.magnets"), replica: "alice")
         try impostor.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 10, y: 10))) }
         _ = try await BoardFile.sync(impostor, remote: FileServer(server))
         for extra in 0..<2 {
@@ -286,7 +288,7 @@ struct RemoteSyncTests: BoardFileMaking {
 
     @Test("a dry run reports without writing; a different board is refused")
     func dryRunAndOtherBoard() async throws {
-        let (server, alice, _, m) = try trio()
+        let (server, alice, _, m) = try await trio()
         try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
         try server.record(author: "s") { _ in .move(magnet: m, target: .point(Point(x: 20, y: 600))) }
         let (fileBefore, serverBefore) = (try snapshot(alice), try snapshot(server))
@@ -301,7 +303,7 @@ struct RemoteSyncTests: BoardFileMaking {
 
     @Test("a lost answer leaves the file as before; the next sync completes the pair without doubling an op")
     func lostAnswer() async throws {
-        let (server, alice, _, m) = try trio()
+        let (server, alice, _, m) = try await trio()
         try alice.record(author: "x") { _ in .move(magnet: m, target: .point(Point(x: 600, y: 600))) }
         try server.record(author: "s") { _ in .move(magnet: m, target: .point(Point(x: 20, y: 600))) }
         let before = try snapshot(alice)
@@ -320,8 +322,8 @@ struct RemoteSyncTests: BoardFileMaking {
         "random edits by three clients, each syncing with the server or another client in a seeded order, converge",
         arguments: 0..<12)
     func convergence(seed: UInt64) async throws {
-        let (server, alice, bob, _) = try trio()
-        let carol = try BoardFile.clone(from: FileServer(server), to: path("carol.magnets"), replica: "carol")
+        let (server, alice, bob, _) = try await trio()
+        let carol = try await BoardFile.clone(from: FileServer(server), to: path("carol.magnets"), replica: "carol")
         let clients = [alice, bob, carol]
         var rng = SeededRandom(seed: seed)
         for _ in 0..<40 {

@@ -79,7 +79,7 @@ extension Magnets {
     }
 
     /// `magnets sync A B`.
-    struct Sync: ParsableCommand {
+    struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sync",
             abstract: "Give two copies of a board the ops each lacks; both then show the same board.",
@@ -113,8 +113,8 @@ extension Magnets {
             }
         }
 
-        func run() throws {
-            if watch { return try runWatch() }
+        func run() async throws {
+            if watch { return try await runWatch() }
             let report: SyncReport
             if RemoteClient.isAddress(a) || RemoteClient.isAddress(b) {
                 let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
@@ -122,7 +122,7 @@ extension Magnets {
                 let live = LiveClient(try remote.board(address))
                 let file = OpenFiles.keep(try BoardFile.open(path))
                 let dryRun = self.dryRun
-                let done = try runAsync { try await live.sync(file, dryRun: dryRun) }
+                let done = try await live.sync(file, dryRun: dryRun)
                 // The report names the two in the order given.
                 report = address == a ? done.swapped : done
             } else {
@@ -142,7 +142,7 @@ extension Magnets {
         }
 
         /// `--watch FILE URL`: exchanges until SIGINT or SIGTERM, then exit 0.
-        func runWatch() throws {
+        func runWatch() async throws {
             let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
             try requireCopy(path, of: address)
             let live = LiveClient(try remote.board(address))
@@ -161,7 +161,7 @@ extension Magnets {
             }
             let stops = StopSignals { watching.cancel() }
             defer { stops.cancel() }
-            try runAsync { try await watching.value }
+            try await watching.value
         }
 
         /// Two files.

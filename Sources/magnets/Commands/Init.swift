@@ -44,7 +44,7 @@ extension Magnets {
     }
 
     /// `magnets clone`: a copy of a board under a new replica id.
-    struct Clone: ParsableCommand {
+    struct Clone: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "clone", abstract: "Copy a board, from a file or a server, under a new replica id.",
             discussion:
@@ -64,10 +64,10 @@ extension Magnets {
             if let problem = Validation.replicaIDProblem(replica) { throw ValidationError(problem) }
         }
 
-        func run() throws {
+        func run() async throws {
             let copy =
                 RemoteClient.isAddress(source)
-                ? OpenFiles.keep(try remote.clone(source, to: destination, replica: replica))
+                ? OpenFiles.keep(try await remote.clone(source, to: destination, replica: replica))
                 : OpenFiles.keep(
                     try OpenFiles.keep(BoardFile.open(source, for: .reading)).clone(to: destination, replica: replica))
             if options.json {

@@ -46,7 +46,7 @@ struct ServerDirOption: ParsableArguments {
 
 extension Magnets {
     /// `magnets serve [--dir DIR] [--host H] [--port P] [--open] [--max-body BYTES]` (SPEC §7).
-    struct Serve: ParsableCommand {
+    struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "serve", abstract: "Serve the boards of a folder over HTTP, for remote clone and sync.",
             discussion:
@@ -76,7 +76,7 @@ extension Magnets {
             guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
         }
 
-        func run() throws {
+        func run() async throws {
             let database = try folder.database()
             let directory = database == nil ? try folder.existing() : ""
             var limits = ServerLimits()
@@ -89,16 +89,14 @@ extension Magnets {
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
             let logger = Logger(label: "magnets.serve")
             let open = self.open
-            try runAsync {
-                try await server.run(logger: logger) { host, port in
-                    print("magnets serve: listening on http://\(host):\(port) (\(place))")
-                    if open {
-                        print(
-                            "magnets serve: --open: no tokens are asked; anyone who can reach it may read and change every board"
-                        )
-                    }
-                    fflush(nil)
+            try await server.run(logger: logger) { host, port in
+                print("magnets serve: listening on http://\(host):\(port) (\(place))")
+                if open {
+                    print(
+                        "magnets serve: --open: no tokens are asked; anyone who can reach it may read and change every board"
+                    )
                 }
+                fflush(nil)
             }
             print("magnets serve: stopped")
         }
