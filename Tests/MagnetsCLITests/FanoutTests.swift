@@ -10,10 +10,13 @@ import Testing
 @Suite("Fan-out", .serialized)
 struct FanoutTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-fanout")
+    /// The receive buffer of a reader that never reads.
+    static let deafBuffer: Int32 = 4096
 
-    /// A WebSocket on `/boards/fridge/live` that asked to follow and then never reads.
+    /// A WebSocket on `/boards/fridge/live` that asked to follow and then never reads (with a
+    /// small receive buffer, so that the server's writes to it stall soon, as over a network).
     func deafFollower(_ port: Int, _ token: String) throws -> Connection {
-        let connection = try Connection(port: port, timeout: 20)
+        let connection = try Connection(port: port, timeout: 20, receiveBuffer: Self.deafBuffer)
         try connection.send(
             "GET /boards/fridge/live HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
@@ -88,7 +91,9 @@ struct FanoutTests: ScratchSuite {
         }
         try file.close()
 
-        let deafStreams = try (0..<deafStreamCount).map { _ in try server.events("fridge", token: rw) }
+        let deafStreams = try (0..<deafStreamCount).map { _ in
+            try server.events("fridge", token: rw, receiveBuffer: Self.deafBuffer)
+        }
         let deafLive = try (0..<deafLiveCount).map { _ in try deafFollower(server.port, rw) }
         for stream in deafStreams {
             var off = timeval(tv_sec: 1, tv_usec: 0)

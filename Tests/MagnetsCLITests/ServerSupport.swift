@@ -25,9 +25,15 @@ final class Connection {
     let fd: Int32
     var buffer = Data()
 
-    init(port: Int, timeout: Int = 10) throws {
+    /// `receiveBuffer`: the socket's receive buffer in bytes, set before it connects (as a
+    /// slow client far away would have): a reader that never reads then holds up the server's
+    /// writes after a few kilobytes, instead of after the megabytes loopback's buffers take.
+    init(port: Int, timeout: Int = 10, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -203,8 +209,10 @@ final class TestServer {
     }
 
     /// Subscribes to a board's events; returns once the server has registered the listener.
-    func events(_ board: String, token: String?, viaQuery: Bool = false) throws -> EventStream {
-        let connection = try Connection(port: port)
+    func events(
+        _ board: String, token: String?, viaQuery: Bool = false, receiveBuffer: Int32? = nil
+    ) throws -> EventStream {
+        let connection = try Connection(port: port, receiveBuffer: receiveBuffer)
         var path = "/boards/\(board)/events"
         var head = ""
         if let token {
