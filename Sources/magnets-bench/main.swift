@@ -32,7 +32,11 @@ do {
     case "words": WordsBenchmark.run()
     case "bundle": try BundleBenchmark.run()
     // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).
-    case "page": try PageBenchmark.run(drags: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 200)
+    case "page":
+        try PageBenchmark.run(drags: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 200)
+        try HandsBenchmark.run()
+    // magnets-bench hands [SECONDS]: others' hands alone (issue 34).
+    case "hands": try HandsBenchmark.run(seconds: Double(CommandLine.arguments.dropFirst(2).first ?? "") ?? 10)
     case "probe": try SyncProbe.run(Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 50_000)
     case "sync-quick": try SyncBenchmark.run(sizes: [5_000, 50_000], repetitions: 3)
     case "all":
@@ -43,7 +47,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|page [N]|words|probe [M]|bundle|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|page [N]|hands [S]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }

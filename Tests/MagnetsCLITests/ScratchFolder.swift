@@ -112,8 +112,10 @@ final class Started {
     }
 }
 
-/// The `magnets` binary built beside the test bundle.
+/// The `magnets` binary built beside the test bundle, or the one `MAGNETS_TEST_BINARY` names (a
+/// release build, for the figures a test prints, e.g. `MAGNETS_FANOUT`'s big run).
 let magnetsBinary: String = {
+    if let chosen = ProcessInfo.processInfo.environment["MAGNETS_TEST_BINARY"] { return chosen }
     var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     for _ in 0..<4 {
         let candidate = dir.appendingPathComponent("magnets").path
