@@ -37,8 +37,8 @@ enum HandsBenchmark {
             guard let port = server.url.split(separator: ":").last.flatMap({ Int($0) }) else {
                 throw BenchError("no port in \(server.url)")
             }
-            let figures = try Run(port: port, clients: clients, viewers: viewers).measure(
-                seconds: seconds, server: server.process.processIdentifier)
+            let figures = try Run(port: port, board: "bench", magnet: "alice-3", clients: clients, viewers: viewers)
+                .measure(seconds: seconds, server: server.process.processIdentifier)
             print(
                 "\(clients) | \(viewers) | \(figures.shown) / \(figures.sent) | \(Measure.ms(figures.p50)) | "
                     + "\(Measure.ms(figures.p99)) | \(String(format: "%.2f", figures.cores)) core | "
@@ -58,6 +58,9 @@ enum HandsBenchmark {
     /// One run: the pages, their threads, and what the observer saw.
     final class Run: Sendable {
         let port: Int
+        let board: String
+        /// The magnet every page holds.
+        let magnet: String
         let clients: Int
         let viewers: Int
         /// When each hand not yet shown was sent, by (page, x): each page's x counts its hands.
@@ -65,15 +68,24 @@ enum HandsBenchmark {
         let latencies = Mutex<[Double]>([])
         let sent = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
+        private let running = Mutex<(pages: [Page], done: DispatchGroup, cpu: Double, start: UInt64, server: Int32)?>(
+            nil)
 
-        init(port: Int, clients: Int, viewers: Int) {
-            (self.port, self.clients, self.viewers) = (port, clients, viewers)
+        init(port: Int, board: String, magnet: String, clients: Int, viewers: Int) {
+            (self.port, self.board, self.magnet, self.clients, self.viewers) = (port, board, magnet, clients, viewers)
         }
 
         func measure(seconds: Double, server: Int32) throws -> Figures {
-            let observer = try Page(port: port, name: "observer")
-            let watchers = try (0..<viewers).map { try Page(port: port, name: "v\($0)") }
-            let senders = try (0..<clients).map { try Page(port: port, name: "c\($0)") }
+            try start(server: server)
+            Thread.sleep(forTimeInterval: seconds)
+            return finish()
+        }
+
+        /// Opens the pages and starts them dragging, watching and observing.
+        func start(server: Int32) throws {
+            let observer = try Page(port: port, board: board, name: "observer")
+            let watchers = try (0..<viewers).map { try Page(port: port, board: board, name: "v\($0)") }
+            let senders = try (0..<clients).map { try Page(port: port, board: board, name: "c\($0)") }
             let cpuBefore = Self.cpuSeconds(server)
             let start = DispatchTime.now().uptimeNanoseconds
             var bodies: [@Sendable () -> Void] = [{ self.observe(observer) }, { self.watch(watchers) }]
@@ -86,13 +98,18 @@ enum HandsBenchmark {
                     done.leave()
                 }.start()
             }
-            Thread.sleep(forTimeInterval: seconds)
+            running.withLock { $0 = ([observer] + watchers + senders, done, cpuBefore, start, server) }
+        }
+
+        /// Stops the pages and says what they saw.
+        func finish() -> Figures {
+            guard let (pages, done, cpuBefore, start, server) = running.withLock({ $0 }) else { return Figures() }
             stop.store(true, ordering: .relaxed)
             let rss = Self.rssMiB(server)
             let cpu = Self.cpuSeconds(server) - cpuBefore
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             done.wait()
-            for page in [observer] + watchers + senders { page.close() }
+            for page in pages { page.close() }
             let latencies = latencies.withLock { $0 }
             return Figures(
                 sent: sent.load(ordering: .relaxed), shown: latencies.count,
@@ -108,7 +125,7 @@ enum HandsBenchmark {
                 x += 1
                 let now = DispatchTime.now().uptimeNanoseconds
                 pending.withLock { $0["\(page.name) \(x)"] = now }
-                page.send(#"{"type":"hand","magnet":"alice-3","x":\#(x),"y":\#(100 + index)}"#)
+                page.send(#"{"type":"hand","magnet":"\#(magnet)","x":\#(x),"y":\#(100 + index)}"#)
                 sent.add(1, ordering: .relaxed)
                 page.drain()
                 if x % 75 == 0 { page.send(#"{"type":"here"}"#) }
@@ -182,7 +199,7 @@ enum HandsBenchmark {
         /// What was read and not yet taken as frames (only the observer reads).
         private let unread = Mutex<[UInt8]>([])
 
-        init(port: Int, name: String) throws {
+        init(port: Int, board: String, name: String) throws {
             self.name = name
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
@@ -199,7 +216,7 @@ enum HandsBenchmark {
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
             write(
                 Array(
-                    ("GET /boards/bench/live HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                    ("GET /boards/\(board)/live HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                         + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                         + "Sec-WebSocket-Version: 13\r\n\r\n").utf8))
             var head: [UInt8] = []
