@@ -27,8 +27,13 @@ struct EventsRoutes {
                 // for a connection that closed before.
                 let (id, outbox) = board.events.subscribe(live: false) { channel.close(promise: nil) }
                 defer { board.events.unsubscribe(id) }
-                // A revoked token's stream ends within a second.
-                let revocation = tokenCheck?.watch { outbox.end(.closed) }
+                // A revoked token's stream ends within a second: its connection is closed at
+                // once, not after the write under way (a large batch to a slow reader can take
+                // seconds).
+                let revocation = tokenCheck?.watch {
+                    outbox.end(.closed)
+                    channel.close(promise: nil)
+                }
                 defer { revocation?.cancel() }
                 try await writer.write(ByteBuffer(string: ": ready\n\n"))
                 try await withGracefulShutdownHandler {

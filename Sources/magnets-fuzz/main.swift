@@ -21,6 +21,8 @@ import MagnetsStore
 //                                   (ConvergeTrial.swift)
 //   magnets-fuzz hostile-server N [SEED]   clone, sync and sync --watch against a seeded hostile
 //                                   server (HostileServerTrial.swift)
+//   magnets-fuzz fanout N [SEED]    N rounds of 1,000 connections to one board, half never
+//                                   reading, and POSTs of thousands of ops (FanoutTrial.swift)
 //
 // Before each input, the input is saved to $MAGNETS_FUZZ_DIR/last-* (default /tmp), so a crash
 // leaves the input that caused it behind.
@@ -29,7 +31,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let trials = [
     "bundles", "files", "lamport", "server-kill", "client-kill", "slow-clients", "http", "pg-kill", "pg-restart",
     "converge",
-    "hostile-server",
+    "hostile-server", "fanout",
 ]
 guard arguments.count >= 2, let count = Int(arguments[1]), trials.contains(arguments[0]) else {
     print("usage: magnets-fuzz (\(trials.joined(separator: "|"))) COUNT [SEED]")
@@ -405,5 +407,6 @@ case "pg-kill": postgresKillTrial(kills: count, seed: seed, work: work)
 case "pg-restart": postgresRestartTrial(restarts: count, seed: seed, work: work)
 case "converge": if await convergeTrial(count: count, seed: seed, work: work) != 0 { exit(1) }
 case "hostile-server": hostileServerTrial(runs: count, seed: seed, work: work)
+case "fanout": if fanoutTrial(rounds: count, seed: seed, work: work) != 0 { exit(1) }
 default: try fuzzFiles(count)
 }
