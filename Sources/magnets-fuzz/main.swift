@@ -21,6 +21,8 @@ import MagnetsStore
 //                                   (ConvergeTrial.swift)
 //   magnets-fuzz hostile-server N [SEED]   clone, sync and sync --watch against a seeded hostile
 //                                   server (HostileServerTrial.swift)
+//   magnets-fuzz descriptors N [SEED]   N servers run out of file descriptors under load: no
+//                                   crash, no spin, answering again (DescriptorTrial.swift)
 //
 // Before each input, the input is saved to $MAGNETS_FUZZ_DIR/last-* (default /tmp), so a crash
 // leaves the input that caused it behind.
@@ -29,7 +31,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let trials = [
     "bundles", "files", "lamport", "server-kill", "client-kill", "slow-clients", "http", "pg-kill", "pg-restart",
     "converge",
-    "hostile-server",
+    "hostile-server", "descriptors",
 ]
 guard arguments.count >= 2, let count = Int(arguments[1]), trials.contains(arguments[0]) else {
     print("usage: magnets-fuzz (\(trials.joined(separator: "|"))) COUNT [SEED]")
@@ -405,5 +407,6 @@ case "pg-kill": postgresKillTrial(kills: count, seed: seed, work: work)
 case "pg-restart": postgresRestartTrial(restarts: count, seed: seed, work: work)
 case "converge": if await convergeTrial(count: count, seed: seed, work: work) != 0 { exit(1) }
 case "hostile-server": hostileServerTrial(runs: count, seed: seed, work: work)
+case "descriptors": descriptorTrial(runs: count, seed: seed, work: work)
 default: try fuzzFiles(count)
 }
