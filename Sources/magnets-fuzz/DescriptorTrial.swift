@@ -6,13 +6,13 @@ import Synchronization
 // load (issue 37: it spun on failed accepts, and under load once died of SIGILL).
 //
 // Each run starts a server on the trial's folder, lowers its open files limit (`prlimit`) to
-// 60–120, and for 2–3 s runs clients doing real work beside it — syncs (the live exchange),
-// POSTed commands, event streams held open, reads of boards it has not opened yet — while a
-// pile of idle connections takes every descriptor left. Then the load stops with the pile still
-// there, and the server's CPU time over a second is measured; then the pile closes. The server
-// must never die, must use under 30% of a core while it waits, must answer again within 10 s of
-// the pile closing, and must stop cleanly on SIGTERM. At the end every client and the server
-// converge.
+// 60–120, and runs clients doing real work beside it — syncs (the live exchange), POSTed
+// commands, event streams held open, reads of boards it has not opened yet; after 1.5–3 s a pile
+// of idle connections takes every descriptor left, for 2 s more of the load. Then the load stops
+// with the pile still there, and the server's CPU time over a second is measured; then the pile
+// closes. The server must never die, must use under 30% of a core while it waits, must answer
+// again within 10 s of the pile closing, and must stop cleanly on SIGTERM. At the end every
+// client and the server converge.
 
 /// The trial: `runs` servers run out of descriptors under load.
 func descriptorTrial(runs: Int, seed: UInt64, work: String) {
@@ -38,7 +38,7 @@ func descriptorTrial(runs: Int, seed: UInt64, work: String) {
 
         let load = DescriptorLoad(server: server, files: files, others: others, seed: seed &+ UInt64(run), work: work)
         load.start()
-        usleep(UInt32.random(in: 100_000...600_000, using: &rng))
+        usleep(UInt32.random(in: 1_500_000...3_000_000, using: &rng))
         var idle: [Int32] = []
         for _ in 0..<(limit + 40) {
             guard let socket = RawHTTP.connect(port: server.port, timeout: 2) else { break }
