@@ -39,7 +39,7 @@ struct APIError: HTTPResponseError {
         case .replicaClash: return APIError(.conflict, sentence)
         case .badBundle, .invalidOp, .differentBoards: return APIError(.badRequest, sentence)
         case .refused: return APIError(refusal, sentence)
-        case .locked: return APIError(.serviceUnavailable, sentence)
+        case .locked, .tooManyOpenFiles: return APIError(.serviceUnavailable, sentence)
         default: return APIError(.internalServerError, sentence)
         }
     }

@@ -39,6 +39,9 @@ final class BoardDirectory: BoardStore {
         if let host = hosts.withLock({ $0[name] }) { return host }
         let path = path(of: name)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        // An open board keeps three descriptors; it may not take the last few, which the rest
+        // of the process needs (DescriptorShortage): a 503 until connections close.
+        if BoardFile.isOutOfDescriptors(needing: 8) { throw StoreError.tooManyOpenFiles(path) }
         let file: BoardFile
         do {
             file = try BoardFile.open(path)

@@ -121,7 +121,13 @@ public struct BoardServer: Sendable {
                     idleTimeout: .init(limits.idleTimeout))
             },
             configuration: .init(address: .hostname(host, port: port), serverName: "magnets"),
-            onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                // Connections never take the last file descriptors (DescriptorShortage).
+                try? await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(DescriptorShortage(logger: logger), position: .first)
+                }.get()
+                onListening(host, channel.localAddress?.port ?? 0)
+            },
             logger: logger)
     }
 }

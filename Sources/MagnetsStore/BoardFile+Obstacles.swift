@@ -52,6 +52,21 @@ extension BoardFile {
         return blocks * UInt64(fs.f_frsize) < 1 << 20
     }
 
+    /// `true` when this process cannot open `count` descriptors now, because it is at its limit
+    /// on open files (EMFILE) or the system at its own (ENFILE). Opening a board takes three
+    /// (the file, its write-ahead log and the log's index); SQLite says only that it could not
+    /// open the file, and by then it has closed what it did open, so one more is asked for.
+    public static func isOutOfDescriptors(needing count: Int = 4) -> Bool {
+        var opened: [Int32] = []
+        defer { for fd in opened { _ = Foundation.close(fd) } }
+        for _ in 0..<count {
+            let fd = Foundation.open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return errno == EMFILE || errno == ENFILE }
+            opened.append(fd)
+        }
+        return false
+    }
+
     /// The process that holds a lock on the file, if the system says: SQLite's locks are POSIX
     /// record locks on the log's index (bytes 120–122: writing, checkpointing, recovering) and on
     /// the file (the 512 bytes from 2^30).
@@ -84,10 +99,12 @@ extension BoardFile {
             return .readOnly(
                 path, why: writeProblem(path, needsNewFiles: true) ?? "SQLite could open it only for reading")
         case .SQLITE_CANTOPEN:
+            if isOutOfDescriptors() { return .tooManyOpenFiles(path) }
             if let why = writeProblem(path, needsNewFiles: true) { return .readOnly(path, why: why) }
             if isOutOfSpace(path) { return .diskFull(path) }
             return .cannotOpen(path, why: error.message ?? "unable to open it")
         case .SQLITE_IOERR:
+            if isOutOfDescriptors() { return .tooManyOpenFiles(path) }
             if isOutOfSpace(path) { return .diskFull(path) }
             if let why = writeProblem(path, needsNewFiles: true) { return .readOnly(path, why: why) }
             return .ioError(path, why: error.message ?? "disk I/O error")

@@ -245,7 +245,10 @@ public final class BoardFile: Sendable {
     /// Refuses files that are not SQLite databases before SQLite sees them.
     static func checkHeader(_ path: String) throws {
         let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StoreError.failed("cannot read \(path) (permission denied?)") }
+        guard fd >= 0 else {
+            if errno == EMFILE || errno == ENFILE { throw StoreError.tooManyOpenFiles(path) }
+            throw StoreError.failed("cannot read \(path) (permission denied?)")
+        }
         defer { _ = Foundation.close(fd) }
         var header = [UInt8](repeating: 0, count: 16)
         let count = header.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, 16) }

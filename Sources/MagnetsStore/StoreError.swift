@@ -20,6 +20,9 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
     case cannotOpen(String, why: String)
     /// SQLITE_IOERR: the device failed to read or write.
     case ioError(String, why: String)
+    /// The process (EMFILE) or the system (ENFILE) has as many files open as it may: the file
+    /// cannot be opened now, though it may be once fewer are open.
+    case tooManyOpenFiles(String)
     case differentBoards(String, String)
     case replicaClash(String)
     case sharedPartDiffers(String, String)
@@ -55,6 +58,9 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
             return "cannot open \(path): \(why)"
         case .ioError(let path, let why):
             return "the device that holds \(path) failed to read or write it (\(why)); check the disk and try again"
+        case .tooManyOpenFiles(let path):
+            return
+                "cannot open \(path) now: too many open files (the limit on open files, ulimit -n, is reached); try again when fewer are open (nothing was changed)"
         case .differentBoards(let a, let b):
             return
                 "\(a) and \(b) are copies of different boards; sync only copies of one board (made with 'magnets clone')"

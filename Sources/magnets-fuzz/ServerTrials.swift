@@ -203,6 +203,39 @@ final class ServerProcess: Sendable {
     }
 
     var isRunning: Bool { state.withLock { $0.process?.isRunning ?? false } }
+
+    /// The running server's process id.
+    var pid: Int32? { state.withLock { $0.process?.processIdentifier } }
+
+    /// How it ended, once it has (killed by a signal, or its exit status); nil while it runs.
+    var ending: String? {
+        guard let process = state.withLock({ $0.process }), !process.isRunning else { return nil }
+        let status = process.terminationStatus
+        return process.terminationReason == .uncaughtSignal
+            ? "died of signal \(status) (\(String(cString: strsignal(status))))" : "exited with status \(status)"
+    }
+
+    /// SIGTERM, and waits: its exit status, nil when a signal ended it.
+    func stopStatus() -> Int32? {
+        guard let process = state.withLock({ $0.process }) else { return nil }
+        stop()
+        return process.terminationReason == .exit ? process.terminationStatus : nil
+    }
+
+    /// The CPU time (user and system, all threads) it used over the next `seconds`.
+    func cpuSeconds(over seconds: Double) -> Double {
+        func ticks() -> Int {
+            guard let pid, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return 0 }
+            // After the command's name, in parentheses: state is field 3, utime 14, stime 15.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+        }
+        let before = ticks()
+        usleep(UInt32(seconds * 1_000_000))
+        return Double(ticks() - before) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 }
 
 /// A server folder with one board `board` (a 1000×700 board with an unlimited tray of A and a
@@ -448,11 +481,12 @@ func slowClientsTrial(count: Int, seed: UInt64, work: String) {
 // MARK: - A raw HTTP/1.1 client, for requests no real client would send
 
 enum RawHTTP {
-    /// A connected, blocking TCP socket to loopback, with 10 s send and receive timeouts.
-    static func connect(port: Int) -> Int32? {
+    /// A connected, blocking TCP socket to loopback, with send (and connect) and receive
+    /// timeouts of `timeout` seconds.
+    static func connect(port: Int, timeout seconds: Int = 10) -> Int32? {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { return nil }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -471,15 +505,15 @@ enum RawHTTP {
         return socket
     }
 
-    /// Sends a request, reads the answer to the end (for 10 s at most), and returns its final
+    /// Sends a request, reads the answer to the end (for `timeout` s at most), and returns its final
     /// status (nil when the server closed the connection without one) and body, and whether a
     /// `100 Continue` came before it. With `waitingForContinue`, it sends the head alone first
     /// and its body only after a `100 Continue` or a second of silence, as curl does (not at all
     /// when the answer comes first).
     static func answer(
-        port: Int, _ request: [UInt8], waitingForContinue: Bool = false
+        port: Int, _ request: [UInt8], waitingForContinue: Bool = false, timeout: Int = 10
     ) -> (status: Int?, body: String, continued: Bool) {
-        guard let socket = connect(port: port) else { return (nil, "", false) }
+        guard let socket = connect(port: port, timeout: timeout) else { return (nil, "", false) }
         defer { close(socket) }
         func send(_ bytes: ArraySlice<UInt8>) {
             var sent = bytes.startIndex
@@ -506,7 +540,7 @@ enum RawHTTP {
             send(request[...])
         }
         shutdown(socket, Int32(SHUT_WR))
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(TimeInterval(timeout))
         while Date() < deadline {
             let n = recv(socket, &buffer, buffer.count, 0)
             if n <= 0 { break }

@@ -23,6 +23,8 @@ import MagnetsStore
 //                                   server (HostileServerTrial.swift)
 //   magnets-fuzz fanout N [SEED]    N rounds of 1,000 connections to one board, half never
 //                                   reading, and POSTs of thousands of ops (FanoutTrial.swift)
+//   magnets-fuzz descriptors N [SEED]   N servers run out of file descriptors under load: no
+//                                   crash, no spin, answering again (DescriptorTrial.swift)
 //
 // Before each input, the input is saved to $MAGNETS_FUZZ_DIR/last-* (default /tmp), so a crash
 // leaves the input that caused it behind.
@@ -31,7 +33,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let trials = [
     "bundles", "files", "lamport", "server-kill", "client-kill", "slow-clients", "http", "pg-kill", "pg-restart",
     "converge",
-    "hostile-server", "fanout",
+    "hostile-server", "fanout", "descriptors",
 ]
 guard arguments.count >= 2, let count = Int(arguments[1]), trials.contains(arguments[0]) else {
     print("usage: magnets-fuzz (\(trials.joined(separator: "|"))) COUNT [SEED]")
@@ -408,5 +410,6 @@ case "pg-restart": postgresRestartTrial(restarts: count, seed: seed, work: work)
 case "converge": if await convergeTrial(count: count, seed: seed, work: work) != 0 { exit(1) }
 case "hostile-server": hostileServerTrial(runs: count, seed: seed, work: work)
 case "fanout": if fanoutTrial(rounds: count, seed: seed, work: work) != 0 { exit(1) }
+case "descriptors": descriptorTrial(runs: count, seed: seed, work: work)
 default: try fuzzFiles(count)
 }

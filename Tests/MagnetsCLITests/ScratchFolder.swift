@@ -91,6 +91,11 @@ final class Started {
         }
     }
 
+    /// What the program has written on stderr so far (while it runs).
+    var stderrSoFar: String {
+        String(decoding: FileManager.default.contents(atPath: stderrPath) ?? Data(), as: UTF8.self)
+    }
+
     /// Sends `signal` to the program (SIGKILL unless said otherwise).
     func kill(_ signal: Int32 = SIGKILL) {
         if process.isRunning { _ = Foundation.kill(process.processIdentifier, signal) }
