@@ -27,13 +27,8 @@ struct EventsRoutes {
                 // for a connection that closed before.
                 let (id, outbox) = board.events.subscribe(live: false) { channel.close(promise: nil) }
                 defer { board.events.unsubscribe(id) }
-                // A revoked token's stream ends within a second: its connection is closed at
-                // once, not after the write under way (a large batch to a slow reader can take
-                // seconds).
-                let revocation = tokenCheck?.watch {
-                    outbox.end(.closed)
-                    channel.close(promise: nil)
-                }
+                // A revoked token's stream ends within a second.
+                let revocation = tokenCheck?.watch { outbox.end(.closed) }
                 defer { revocation?.cancel() }
                 try await writer.write(ByteBuffer(string: ": ready\n\n"))
                 try await withGracefulShutdownHandler {
