@@ -82,11 +82,25 @@ let package = Package(
         // Pictures of a board: the terminal picture, SVG and the timelapse page.
         .target(name: "MagnetsRender", dependencies: ["MagnetsCore"]),
 
-        // Boards, ops and tokens in PostgreSQL, each process keeping a board file as a cache (SPEC §7).
+        // What a server serves, whatever holds its boards: the `BoardStore` and `BoardAdmin` seams,
+        // each board's readers (`EventHub`, `Outbox`), hands, and tokens. No HTTP.
+        .target(
+            name: "MagnetsHosting",
+            dependencies: [
+                "MagnetsStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // Boards, ops and tokens in PostgreSQL, each process keeping a board file as a cache (SPEC §7):
+        // a `BoardStore` and a `BoardAdmin`.
         .target(
             name: "MagnetsPostgres",
             dependencies: [
-                "MagnetsStore",
+                "MagnetsStore", "MagnetsHosting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,7 +114,7 @@ let package = Package(
         .target(
             name: "MagnetsServer",
             dependencies: [
-                "MagnetsStore", "MagnetsPostgres", "MagnetsLive",
+                "MagnetsStore", "MagnetsHosting", "MagnetsLive",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -123,7 +137,8 @@ let package = Package(
         .executableTarget(
             name: "magnets",
             dependencies: [
-                "MagnetsStore", "MagnetsRender", "MagnetsRemote", "MagnetsServer", "MagnetsPostgres",
+                "MagnetsStore", "MagnetsRender", "MagnetsRemote", "MagnetsHosting", "MagnetsServer",
+                "MagnetsPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Release builds on Linux carry the Swift runtime and Foundation inside the binary
@@ -171,10 +186,15 @@ let package = Package(
         .testTarget(
             name: "MagnetsServerTests",
             dependencies: [
-                "MagnetsServer", "MagnetsStore", "MagnetsRemote",
+                "MagnetsServer", "MagnetsHosting", "MagnetsStore", "MagnetsRemote",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The PostgreSQL board store at its layer, in-process, against a private cluster the tests
+        // start on loopback (Debian's binaries, `Scripts/pg-cluster`).
+        .testTarget(
+            name: "MagnetsPostgresTests",
+            dependencies: ["MagnetsPostgres", "MagnetsHosting", "MagnetsStore", "MagnetsCore"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         // Fixtures/ holds board files of older formats; the Python scripts speak the live
         // connection's protocol by hand (a client and a proxy that cuts connections).

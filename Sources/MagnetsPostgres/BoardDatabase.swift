@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MagnetsCore
+import MagnetsHosting
 import MagnetsStore
 import NIOCore
 import PostgresNIO
@@ -69,12 +70,15 @@ public final class BoardDatabase: Sendable {
     /// the connection waiting forever, deaf to both, and a board's turn must not wait with it.
     /// A caller whose body keeps state beyond the database must treat `noAnswer` as "the body
     /// may still be running": the PostgreSQL store retires the board's cache (`PostgresBoard`).
+    /// A caller cancelled, or whose client has gone (`ClientPresence.current`), lets go of the
+    /// connection at once (it is closed, the work cancelled) and hears `CancellationError` once
+    /// the body has ended — or `noAnswer` when it has not within `cancelGrace`.
     func withConnection<T: Sendable>(
         answerWait: Duration? = BoardDatabase.answerWait,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        let (client, address) = (self.client, self.address)
-        let wait = ConnectionWait<T>()
+        let (client, address, presence) = (self.client, self.address, ClientPresence.current)
+        let wait = ConnectionWait<T>(address: address)
         do {
             // A caller cancelled (a stopping server's listener, its last requests) gives up as
             // the timer does: the work is cancelled and its connection closed.
@@ -87,6 +91,7 @@ public final class BoardDatabase: Sendable {
                                 guard wait.start(connection) else { throw CancellationError() }
                                 return try await body(connection)
                             }
+                            self.reached()
                             wait.finish(.success(value))
                         } catch {
                             wait.finish(.failure(error))
@@ -114,13 +119,60 @@ public final class BoardDatabase: Sendable {
                         })
                     wait.setWork(work)
                     if Task.isCancelled { wait.cancel() }
+                    // A request whose client has gone lets go of its connection as a cancelled
+                    // caller does.
+                    wait.setPresence(presence, presence?.whenGone { wait.cancel() })
                 }
             } onCancel: {
                 wait.cancel()
             }
         } catch {
-            throw PostgresStoreError.from(error, address: address)
+            let said = PostgresStoreError.from(error, address: address)
+            if let said = said as? PostgresStoreError, said.isTemporary { away.withLock { $0.error = said } }
+            throw said
         }
+    }
+
+    // MARK: - A database away
+
+    /// What the last request to find the database away was told (nil: none since one that
+    /// reached it), and whether a probe is looking for it now.
+    private struct Away {
+        var error: PostgresStoreError?
+        var probing = false
+    }
+    private let away = Mutex(Away())
+
+    /// Why the database is away, when the last request that tried it (or the listener) found
+    /// it so and none has reached it since.
+    public var awayError: PostgresStoreError? { away.withLock { $0.error } }
+
+    /// Throws at once, when the database is away, what the request that found it away was
+    /// told, as a retired board does: a token's lookup must not wait 5 s for a connection (or
+    /// 30 s for an answer) on every request while the database is stopped. Meanwhile one probe
+    /// at a time (`SELECT 1`, with the usual waits) looks for it; the first request to reach it
+    /// (that probe, a board's catch-up, the listener) ends the wait.
+    func refuseWhileAway() throws {
+        let (error, probe) = away.withLock { away -> (PostgresStoreError?, Bool) in
+            guard let error = away.error else { return (nil, false) }
+            defer { away.probing = true }
+            return (error, !away.probing)
+        }
+        guard let error else { return }
+        if probe {
+            Task {
+                _ = try? await withConnection { [logger] connection in
+                    try await connection.query("SELECT 1", logger: logger)
+                }
+                away.withLock { $0.probing = false }
+            }
+        }
+        throw error
+    }
+
+    /// The database answered: it is not away.
+    private func reached() {
+        away.withLock { $0.error = nil }
     }
 
     /// Runs `body` in a transaction of its own: committed when it returns, rolled back when it
@@ -329,8 +381,9 @@ public final class BoardDatabase: Sendable {
         on channel: String = BoardDatabase.channel,
         listening: @escaping @Sendable () async -> Void, notified: @escaping @Sendable (String) async -> Void
     ) async throws {
-        try await withConnection(answerWait: nil) { connection in
+        try await withConnection(answerWait: nil) { [self] connection in
             try await connection.listen(on: channel) { notifications in
+                reached()
                 await listening()
                 for try await notification in notifications { await notified(notification.payload) }
             }
@@ -369,8 +422,11 @@ public final class BoardDatabase: Sendable {
     }
 
     /// The tokens whose prefix is `prefix` (all of them when nil), by board then creation.
-    public func tokens(prefix: String?) async throws -> [TokenRow] {
-        try await withConnection { [self] connection in
+    /// `unlessAway`: refused at once while the database is away (`refuseWhileAway`), for a
+    /// request's lookup.
+    public func tokens(prefix: String?, unlessAway: Bool = false) async throws -> [TokenRow] {
+        if unlessAway { try refuseWhileAway() }
+        return try await withConnection { [self] connection in
             let rows =
                 if let prefix {
                     try await connection.query(
@@ -418,8 +474,6 @@ public final class BoardDatabase: Sendable {
     }
 }
 
-/// What came first of a request's connection and its wait: the request's value, or the end of a
-/// wait that found the request started.
 /// One `withConnection` call's wait: it ends once, with the body's outcome or with giving up.
 final class ConnectionWait<T: Sendable>: Sendable {
     private enum Phase {
@@ -427,26 +481,67 @@ final class ConnectionWait<T: Sendable>: Sendable {
         case waiting(CheckedContinuation<T, any Error>)
         /// The body runs on `connection`.
         case running(CheckedContinuation<T, any Error>, PostgresConnection)
+        /// The caller was cancelled while the body ran: its connection is closed, and the
+        /// caller is answered (`CancellationError`) once the body ends.
+        case cancelled(CheckedContinuation<T, any Error>)
         /// Answered (the continuation was resumed).
         case over
     }
     private let phase = Mutex<Phase?>(nil)
     private let timer = Mutex<Task<Void, any Error>?>(nil)
+    private let work = Mutex<Task<Void, Never>?>(nil)
+    /// The client whose going away cancels the wait, and the id it knows the wait by.
+    private let presence = Mutex<(ClientPresence, UInt64?)?>(nil)
+    let address: PostgresAddress
+
+    /// How long a body cancelled on its connection may take to end before the caller stops
+    /// waiting for it (`noAnswer`): closing the connection normally ends it at once.
+    static var cancelGrace: Duration { .seconds(1) }
+
+    init(address: PostgresAddress) {
+        self.address = address
+    }
 
     func begin(_ continuation: CheckedContinuation<T, any Error>) { phase.withLock { $0 = .waiting(continuation) } }
 
-    private let work = Mutex<Task<Void, Never>?>(nil)
-
     func setWork(_ task: Task<Void, Never>) { work.withLock { $0 = task } }
 
-    /// The caller was cancelled: ends the wait with `CancellationError`, cancels the work and
-    /// closes its connection when it had one.
+    func setPresence(_ client: ClientPresence?, _ id: UInt64?) {
+        guard let client else { return }
+        let over = phase.withLock { if case .over? = $0 { true } else { false } }
+        if over { client.forget(id) } else { presence.withLock { $0 = (client, id) } }
+    }
+
+    /// The caller was cancelled (or its client went away): without a connection yet, it hears
+    /// `CancellationError` at once; with one, the connection is closed and the work cancelled,
+    /// and it hears `CancellationError` once the body has ended (`finish`), or `noAnswer` when
+    /// the body has not ended within `cancelGrace`.
     func cancel() {
         if giveUpWaiting(CancellationError()) {
             work.withLock { $0 }?.cancel()
-        } else if let connection = giveUpRunning(CancellationError()) {
-            work.withLock { $0 }?.cancel()
-            Task { try? await connection.close() }
+            return
+        }
+        let connection = phase.withLock { phase -> PostgresConnection? in
+            guard case .running(let continuation, let connection)? = phase else { return nil }
+            phase = .cancelled(continuation)
+            return connection
+        }
+        guard let connection else { return }
+        work.withLock { $0 }?.cancel()
+        let address = self.address
+        Task {
+            try? await connection.close()
+            try? await Task.sleep(for: Self.cancelGrace)
+            let continuation = phase.withLock { phase -> CheckedContinuation<T, any Error>? in
+                guard case .cancelled(let continuation)? = phase else { return nil }
+                phase = .over
+                return continuation
+            }
+            continuation?.resume(
+                throwing: PostgresStoreError.noAnswer(
+                    "the database at \(address.display) did not end a request given up on; try again"))
+            timer.withLock { $0 }?.cancel()
+            self.ended()
         }
     }
 
@@ -464,18 +559,28 @@ final class ConnectionWait<T: Sendable>: Sendable {
         }
     }
 
-    /// The body's outcome, unless the caller has given up already.
+    /// The body's outcome, unless the caller has given up already; a cancelled caller hears
+    /// `CancellationError` whatever the body's outcome (a connection closed under it says
+    /// nothing of the database).
     func finish(_ result: Result<T, any Error>) {
-        let continuation = phase.withLock { phase -> CheckedContinuation<T, any Error>? in
+        let (continuation, cancelled) = phase.withLock { phase -> (CheckedContinuation<T, any Error>?, Bool) in
             switch phase {
             case .waiting(let continuation)?, .running(let continuation, _)?:
                 phase = .over
-                return continuation
-            default: return nil
+                return (continuation, false)
+            case .cancelled(let continuation)?:
+                phase = .over
+                return (continuation, true)
+            default: return (nil, false)
             }
         }
-        continuation?.resume(with: result)
+        if cancelled {
+            continuation?.resume(throwing: CancellationError())
+        } else {
+            continuation?.resume(with: result)
+        }
         timer.withLock { $0 }?.cancel()
+        ended()
     }
 
     /// Ends the wait with `error` if no connection came; false if one did.
@@ -486,6 +591,7 @@ final class ConnectionWait<T: Sendable>: Sendable {
             return continuation
         }
         continuation?.resume(throwing: error)
+        if continuation != nil { ended() }
         return continuation != nil
     }
 
@@ -497,6 +603,12 @@ final class ConnectionWait<T: Sendable>: Sendable {
             return (continuation, connection)
         }
         found?.0.resume(throwing: error)
+        if found != nil { ended() }
         return found?.1
+    }
+
+    /// The wait is over: its watch on the client ends.
+    private func ended() {
+        if let (client, id) = presence.withLock({ $0 }) { client.forget(id) }
     }
 }

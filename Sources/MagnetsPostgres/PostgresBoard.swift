@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MagnetsCore
+import MagnetsHosting
 import MagnetsStore
 import PostgresNIO
 import Synchronization
@@ -18,7 +19,8 @@ import Synchronization
 /// next seq), inserts the ops it added, commits PostgreSQL, and only then commits the cache and
 /// answers. When PostgreSQL fails, the cache forgets the writes; when its commit's outcome is
 /// unknown, the next catch-up brings whatever did land. Within the process one board's requests
-/// take turns (`turns`), as a board file's do on its queue.
+/// take turns (`turns`, a `BoardTurn`: its comment says why not an actor), as a board file's
+/// do in its host.
 ///
 /// When the database does not answer in time (`PostgresStoreError.noAnswer`), the request that
 /// waited may still be running against the cache, so the board retires: every request after
@@ -29,7 +31,7 @@ public final class PostgresBoard: Sendable {
     /// The cache: never written but under `turns`.
     public let cache: BoardFile
     let database: BoardDatabase
-    let turns = AsyncLock()
+    let turns = BoardTurn()
     /// The last `n` of the log the cache holds (read and written under `turns`).
     private let taken = Mutex<Int64>(0)
     /// Whether the cache has caught up once: the ops of the first catch-up are the board as it
@@ -54,8 +56,6 @@ public final class PostgresBoard: Sendable {
     /// Whether anyone listens now (events are read back only then).
     let listening: @Sendable () -> Bool
 
-    private let waiting = WaitingWrites()
-
     public init(
         row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase, publishedThrough: Int64? = nil,
         listening: @escaping @Sendable () -> Bool,
@@ -71,18 +71,16 @@ public final class PostgresBoard: Sendable {
 
     /// Runs `body` on the cache once it holds every op the database has committed.
     public func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
-        await turns.lock()
-        defer { turns.unlock() }
-        try await usingDatabase { [self] connection in try await catchUp(connection) }
-        let cache = self.cache
-        return try await Blocking.run { try body(cache) }
+        try await turns.run {
+            try await usingDatabase { [self] connection in try await catchUp(connection) }
+            let cache = self.cache
+            return try await Blocking.run { try body(cache) }
+        }
     }
 
     /// Brings the cache up to date (after a notification that the board took ops).
     public func catchUp() async throws {
-        await turns.lock()
-        defer { turns.unlock() }
-        try await usingDatabase { [self] connection in try await catchUp(connection) }
+        try await turns.run { try await usingDatabase { [self] connection in try await catchUp(connection) } }
     }
 
     /// `database.withConnection` for a request holding the board's turn: refused once the board
@@ -134,14 +132,16 @@ public final class PostgresBoard: Sendable {
 
     /// Applies one write; durable in the database before this returns success.
     public func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
-        await waiting.write(item) { Task { await self.writeGroup() } }
+        // The group serves every write waiting, not the request that started it: no client's
+        // going away cancels it (`ClientPresence`).
+        await turns.write(item) { Task { await ClientPresence.$current.withValue(nil) { await self.writeGroup() } } }
     }
 
     /// Takes every write waiting once the board's turn comes, in one transaction of each store.
     private func writeGroup() async {
-        await turns.lock()
-        defer { turns.unlock() }
-        let group = waiting.takeGroup()
+        await turns.take()
+        defer { turns.leave() }
+        let group = turns.takeGroup()
         guard !group.isEmpty else { return }
         do {
             group.answer(try await commit(group.writes)) { tell($0.taken) }
@@ -190,42 +190,5 @@ public final class PostgresBoard: Sendable {
                 throw error
             }
         }
-    }
-}
-
-/// A lock for async code: `lock()` waits (without blocking a thread) until the holder calls
-/// `unlock()`; waiters get it first come, first served.
-public final class AsyncLock: Sendable {
-    private struct State {
-        var locked = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state = Mutex(State())
-
-    public init() {}
-
-    public func lock() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let acquired = state.withLock { state in
-                if state.locked {
-                    state.waiters.append(continuation)
-                    return false
-                }
-                state.locked = true
-                return true
-            }
-            if acquired { continuation.resume() }
-        }
-    }
-
-    public func unlock() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiters.isEmpty else {
-                state.locked = false
-                return nil
-            }
-            return state.waiters.removeFirst()
-        }
-        next?.resume()
     }
 }

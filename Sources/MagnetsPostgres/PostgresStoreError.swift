@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsHosting
 import PostgresNIO
 
 /// What went wrong with boards in PostgreSQL, said as the one line a user reads.
@@ -52,6 +53,16 @@ public enum PostgresStoreError: LocalizedError, Equatable {
             return unavailable("cannot reach \(database) (\(why)); is PostgreSQL running? try again")
         default:
             return unavailable("\(database) failed (\(error.code)); try again")
+        }
+    }
+}
+
+extension PostgresStoreError: BoardStoreError {
+    /// The database is unreachable or did not answer (503); anything else is a failure (500).
+    package var isTemporary: Bool {
+        switch self {
+        case .unavailable, .noAnswer: true
+        default: false
         }
     }
 }

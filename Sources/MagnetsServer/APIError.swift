@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MagnetsCore
-import MagnetsPostgres
+import MagnetsHosting
 import MagnetsStore
 
 /// An error answer: its status and `{"error": "one sentence"}` (SPEC §7).
@@ -23,13 +23,9 @@ struct APIError: HTTPResponseError {
     /// (400, 409, 422 as `refusal` says for a refused command) or the server's (500).
     static func from(_ error: any Error, refusal: HTTPResponse.Status = .badRequest) -> APIError {
         if let error = error as? APIError { return error }
-        if let error = error as? PostgresStoreError {
+        if let error = error as? any BoardStoreError {
             let sentence = error.errorDescription ?? "\(error)"
-            switch error {
-            case .unavailable, .noAnswer: return APIError(.serviceUnavailable, sentence)
-            default: break
-            }
-            return APIError(.internalServerError, sentence)
+            return APIError(error.isTemporary ? .serviceUnavailable : .internalServerError, sentence)
         }
         guard let error = error as? StoreError else {
             return APIError(.internalServerError, "the server failed: \(error.localizedDescription)")

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MagnetsCore
-import MagnetsPostgres
+import MagnetsHosting
 
 /// Who may do what (SPEC §7), before any `/boards/NAME…` route runs: no token, or an unknown or
 /// revoked one → 401; a token of another board (whether or not NAME exists), or a read-only
@@ -52,7 +52,7 @@ struct AuthMiddleware: RouterMiddleware {
         }
         do {
             return try await next(request, context)
-        } catch let error as PostgresStoreError {
+        } catch let error as any BoardStoreError {
             // The database failing under a route: 503 while it is unreachable, else 500, each
             // with its one sentence (SPEC §7), as for the token and board lookups above.
             throw APIError.from(error)

@@ -1,25 +1,26 @@
 import Foundation
 import MagnetsCore
+import MagnetsHosting
 import MagnetsStore
 import Synchronization
 
 /// The boards of the server's folder: `NAME.magnets`, opened when first asked for and kept open.
-final class BoardDirectory: BoardStore {
+package final class BoardDirectory: BoardStore {
     let directory: String
     /// nil with `--open`.
     let tokens: TokenStore?
     private let hosts = Mutex<[String: BoardHost]>([:])
 
-    init(directory: String, tokens: TokenStore?) {
+    package init(directory: String, tokens: TokenStore?) {
         self.directory = directory
         self.tokens = tokens
     }
 
-    func host(_ name: String) async throws -> (any HostedBoard)? {
+    package func host(_ name: String) async throws -> (any HostedBoard)? {
         try await Blocking.run { try self.host(name) }
     }
 
-    func grant(for token: String) async throws -> TokenStore.Grant? {
+    package func grant(for token: String) async throws -> TokenStore.Grant? {
         guard let tokens else { return nil }
         return try await Blocking.run { try tokens.grant(for: token) }
     }
@@ -63,21 +64,21 @@ final class BoardDirectory: BoardStore {
     }
 
     /// Sends a comment down every event stream.
-    func keepAlive() {
+    package func keepAlive() {
         for host in hosts.withLock({ Array($0.values) }) { host.events.keepAlive() }
     }
 
-    func sweep(stallTimeout timeout: Duration) {
+    package func sweep(stallTimeout timeout: Duration) {
         for host in hosts.withLock({ Array($0.values) }) { host.events.closeStalled(after: timeout) }
     }
 
     /// Ends every board's event streams.
-    func finishEvents() {
+    package func finishEvents() {
         for host in hosts.withLock({ Array($0.values) }) { host.events.finishAll() }
     }
 
     /// Closes every board file.
-    func closeAll() {
+    package func closeAll() {
         for host in hosts.withLock({ Array($0.values) }) { try? host.file.close() }
     }
 }

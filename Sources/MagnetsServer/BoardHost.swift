@@ -1,5 +1,6 @@
 import Dispatch
 import MagnetsCore
+import MagnetsHosting
 import MagnetsStore
 
 /// One board the server hosts: its open file, and the board's turn — an actor whose jobs run one

@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import MagnetsHosting
 import NIOCore
 
 /// The request context of every route: after `AuthMiddleware`, the board the request is about

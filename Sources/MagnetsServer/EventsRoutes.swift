@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import MagnetsHosting
 import MagnetsStore
 import NIOCore
 import ServiceLifecycle

@@ -15,6 +15,7 @@ struct LiveServerChannel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
         channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(ClientGoneHandler(), position: .first)
             try channel.pipeline.syncOperations.addHandler(FirstHeadTimeout(timeout: idleTimeout))
         }.flatMap { inner.setup(channel: channel, logger: logger) }.flatMapThrowing { value in
             let decoder = try channel.pipeline.syncOperations.handler(

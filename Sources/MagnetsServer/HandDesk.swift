@@ -1,5 +1,6 @@
 import Foundation
 import MagnetsCore
+import MagnetsHosting
 import MagnetsStore
 import Synchronization
 import WSCore

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import MagnetsCore
+import MagnetsHosting
 import MagnetsLive
 import MagnetsStore
 import NIOCore

@@ -4,15 +4,15 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import MagnetsCore
-import MagnetsPostgres
+import MagnetsHosting
 import MagnetsStore
 import NIOCore
 import ServiceLifecycle
 
-/// `magnets serve`: hosts the boards of a folder over HTTP (SPEC §7).
+/// `magnets serve`: hosts the boards of a store over HTTP (SPEC §7).
 public struct BoardServer: Sendable {
-    /// Where the boards are (`NAME.magnets`) and the tokens (`server.sqlite`).
-    public var directory: String
+    /// Where the boards and tokens are: a folder (`BoardDirectory`) or a database (MagnetsPostgres).
+    package var boards: any BoardStore
     /// The address to listen on (`127.0.0.1` unless `--host` says otherwise).
     public var host: String
     /// The port to listen on; 0 picks a free one.
@@ -21,14 +21,9 @@ public struct BoardServer: Sendable {
     public var open: Bool
     /// Body size and time limits.
     public var limits: ServerLimits
-    /// Boards, ops and tokens in this PostgreSQL database instead of `directory` (`--postgres`).
-    public var postgres: PostgresAddress?
 
-    public init(
-        directory: String, host: String, port: Int, open: Bool, limits: ServerLimits, postgres: PostgresAddress? = nil
-    ) {
-        self.postgres = postgres
-        self.directory = directory
+    package init(boards: any BoardStore, host: String, port: Int, open: Bool, limits: ServerLimits) {
+        self.boards = boards
         self.host = host
         self.port = port
         self.open = open
@@ -39,25 +34,8 @@ public struct BoardServer: Sendable {
     /// streams end. `onListening` is told the address it listens on (the real port when
     /// `port` is 0).
     public func run(logger: Logger, onListening: @escaping @Sendable (String, Int) -> Void) async throws {
-        let boards: any BoardStore
-        var before: [any Service] = []
-        var after: [any Service] = []
-        if let postgres {
-            // The schema first (a pool of its own, which runs once): a database that is not
-            // there stops the server before it listens, with the one line that says so.
-            try await BoardDatabase.using(postgres) { _ in }
-            // The pool's own events at `warning` and above: a database that is down shows in
-            // the requests' 503s, not in a line per connection attempt.
-            var poolLogger = logger
-            poolLogger.logLevel = .warning
-            let database = BoardDatabase(address: postgres, logger: poolLogger)
-            let store = try PostgresBoardStore(database: database, open: open)
-            boards = store
-            before = [database.service]
-            after = [NotificationService(store: store, logger: logger), HandRelayService(store: store, logger: logger)]
-        } else {
-            boards = BoardDirectory(directory: directory, tokens: open ? nil : try TokenStore(directory: directory))
-        }
+        let boards = self.boards
+        let (before, after) = boards.services
         let app = application(boards: boards, logger: logger, onListening: onListening)
         let events = EventStreamsService(boards: boards, stallTimeout: limits.idleTimeout)
         // The event streams are ended first (services stop in reverse order), so that the server
@@ -86,7 +64,8 @@ public struct BoardServer: Sendable {
         let router = Router(context: BoardRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: PageMiddleware())
-        let group = router.group("boards/:name").add(middleware: AuthMiddleware(boards: boards, open: open))
+        let group = router.group("boards/:name").add(middleware: ClientGoneMiddleware())
+            .add(middleware: AuthMiddleware(boards: boards, open: open))
         BoardRoutes().addRoutes(to: group)
         OpsRoutes(limits: limits).addRoutes(to: group)
         EventsRoutes().addRoutes(to: group)
@@ -166,28 +145,4 @@ struct EventStreamsService: Service {
         }
         boards.finishEvents()
     }
-}
-
-/// The server's folder as the admin commands (`magnets server …`) see it: board files
-/// `NAME.magnets` and the tokens in `server.sqlite`.
-public struct ServerFolder: Sendable {
-    /// The folder's path.
-    public let directory: String
-
-    public init(_ directory: String) {
-        self.directory = directory
-    }
-
-    /// The file of board `name`.
-    public func boardPath(_ name: String) -> String { directory + "/" + name + ".magnets" }
-
-    /// The boards in the folder, by name.
-    public func boardNames() -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasSuffix(".magnets") }.map { String($0.dropLast(".magnets".count)) }
-            .filter(Validation.isServerBoardName).sorted()
-    }
-
-    /// The token store (created in the folder when it has none).
-    public func tokens() throws -> TokenStore { try TokenStore(directory: directory) }
 }

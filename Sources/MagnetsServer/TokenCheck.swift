@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsHosting
 
 /// What a long-lived request (an event stream, a live connection) needs to notice that its token
 /// was revoked (`server revoke`, SPEC §7: revocation ends its sessions): the token is looked up

@@ -56,6 +56,24 @@ final class TestCluster: Sendable {
         for pid in [main] + listed.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, signal) }
     }
 
+    /// Runs `sql` with psql (one statement, or several in one transaction); its rows, one a line.
+    func sql(_ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Self.script, "sql", folder, String(port), sql]
+        let (out, err) = (Pipe(), Pipe())
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let rows = out.fileHandleForReading.readDataToEndOfFile()
+        let message = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure("psql \(sql): \(String(decoding: message, as: UTF8.self))")
+        }
+        return String(decoding: rows, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     static func run(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")

@@ -296,4 +296,76 @@ struct PostgresTests: ScratchSuite {
         #expect(try clock(server, token: token)["r"] == 2)
         #expect(try shown(server, token: token) == shown("r.magnets"))
     }
+
+    // MARK: - Waiting on the database (issue 37)
+
+    @Test("while the database is stopped, requests with a token are answered 503 at once, not after 5 s each")
+    func tokensWhileStopped() throws {
+        let cluster = try TestCluster()
+        let token = hostedBoard(cluster)
+        let server = try TestServer(scratch, postgres: cluster.url)
+        #expect(try server.get("/boards/fridge", token: token).status == 200)
+        try cluster.stop("fast")
+        // The first request may wait to find the database away (up to 5 s for a connection).
+        let first = try server.get("/boards/fridge", token: token, timeout: 30)
+        #expect(first.status == 503 && first.error.contains("database"), "\(first.status) \(first.text)")
+        // The next are answered at once while it stays away: the token's lookup does not wait
+        // 5 s for a connection each time (it did).
+        for _ in 0..<3 {
+            let start = ContinuousClock.now
+            let reply = try server.get("/boards/fridge", token: token, timeout: 30)
+            let took = ContinuousClock.now - start
+            #expect(reply.status == 503 && reply.error.contains("database"), "\(reply.status) \(reply.text)")
+            #expect(took < .seconds(2), "a token lookup waited \(took) on a stopped database")
+        }
+        // Once it is back, the lookups find it again by themselves.
+        try cluster.start()
+        var status = 0
+        for _ in 0..<60 where status != 200 {
+            status = try server.get("/boards/fridge", token: token, timeout: 30).status
+            if status != 200 { usleep(250_000) }
+        }
+        #expect(status == 200)
+    }
+
+    @Test("a request its client gives up on lets go of its database connection at once")
+    func givenUpRequestLetsGo() throws {
+        let cluster = try TestCluster()
+        _ = hostedBoard(cluster)
+        // A backend notices within 200 ms that its client closed the connection, even while it
+        // waits on a lock (by default only when it next reads); a prepared transaction holds
+        // its locks with no session of its own.
+        _ = try cluster.sql("ALTER SYSTEM SET client_connection_check_interval = '200ms'")
+        _ = try cluster.sql("ALTER SYSTEM SET max_prepared_transactions = 4")
+        try cluster.stop("fast")
+        try cluster.start()
+        let server = try TestServer(scratch, open: true, postgres: cluster.url)
+        #expect(try server.get("/boards/fridge/show").status == 200)
+        // The op table is held: the next catch-up (`SELECT … FROM op`) waits.
+        _ = try cluster.sql("BEGIN; LOCK TABLE op IN ACCESS EXCLUSIVE MODE; PREPARE TRANSACTION 'hold'")
+        defer { _ = try? cluster.sql("ROLLBACK PREPARED 'hold'") }
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        do {
+            let client = try Connection(port: server.port)
+            try client.send("GET /boards/fridge/show HTTP/1.1\r\nHost: x\r\n\r\n")
+            var seen = false
+            for _ in 0..<50 where !seen {
+                seen = try cluster.sql(waiting) == "1"
+                if !seen { usleep(100_000) }
+            }
+            #expect(seen, "the request never waited on the lock")
+            // Only now does the client give up: its socket is closed when it goes, here.
+            withExtendedLifetime(client) {}
+        }
+        var released = false
+        for _ in 0..<30 where !released {
+            usleep(100_000)
+            released = try cluster.sql(waiting) == "0"
+        }
+        #expect(released, "the server kept the given-up request's database connection")
+        // The board is served again once the table is free.
+        _ = try cluster.sql("ROLLBACK PREPARED 'hold'")
+        let reply = try server.get("/boards/fridge/show", timeout: 30)
+        #expect(reply.status == 200, "\(reply.status) \(reply.text)")
+    }
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import MagnetsCore
+import MagnetsHosting
 import MagnetsStore
 import Testing
 
@@ -45,8 +46,8 @@ struct ServedFolder {
     func application(
         open: Bool = false, limits: ServerLimits = ServerLimits()
     ) throws -> Application<RouterResponder<BoardRequestContext>> {
-        let server = BoardServer(directory: directory, host: "127.0.0.1", port: 0, open: open, limits: limits)
         let boards = BoardDirectory(directory: directory, tokens: open ? nil : try TokenStore(directory: directory))
+        let server = BoardServer(boards: boards, host: "127.0.0.1", port: 0, open: open, limits: limits)
         var logger = Logger(label: "magnets-test")
         logger.logLevel = .warning
         return server.application(boards: boards, logger: logger)

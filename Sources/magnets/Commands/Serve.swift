@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MagnetsHosting
 import MagnetsPostgres
 import MagnetsServer
-import Synchronization
 
 /// `--dir DIR`: the server's folder (env `MAGNETS_SERVER_DIR`, else `./boards`); or
 /// `--postgres URL` (env `MAGNETS_POSTGRES`): boards, ops and tokens in a PostgreSQL database.
@@ -29,6 +29,33 @@ struct ServerDirOption: ParsableArguments {
     func database() throws -> PostgresAddress? {
         guard let text = postgres ?? (dir == nil ? Environment.value("MAGNETS_POSTGRES") : nil) else { return nil }
         do { return try PostgresAddress(text) } catch { throw ValidationError(error.localizedDescription) }
+    }
+
+    /// The store's administration: the database's, or the folder's (which must exist unless
+    /// `creating`).
+    func admin(creating: Bool = false) throws -> any BoardAdmin {
+        if let database = try database() { return PostgresAdmin(database) }
+        return ServerFolder(creating ? path : try existing())
+    }
+
+    /// The store the server serves: the database's boards (schema brought up to date first), or
+    /// the folder's (which must exist), with their tokens unless `open`.
+    func store(open: Bool, logger: Logger) async throws -> (store: any BoardStore, place: String) {
+        if let database = try database() {
+            let store = try await PostgresBoardStore.connect(database, open: open, logger: logger)
+            return (store, "boards in PostgreSQL at \(database.display)")
+        }
+        let directory = try existing()
+        return (
+            BoardDirectory(directory: directory, tokens: open ? nil : try TokenStore(directory: directory)),
+            "boards in \(directory)"
+        )
+    }
+
+    /// The store's option, as a hint repeats it: ` --postgres URL`, ` --dir DIR`, or nothing.
+    var storeArgument: String {
+        if (try? database()) != nil { return " --postgres URL" }
+        return dir.map { " --dir \(Shell.quote($0))" } ?? ""
     }
 
     /// The folder, which must exist.
@@ -77,17 +104,14 @@ extension Magnets {
         }
 
         func run() async throws {
-            let database = try folder.database()
-            let directory = database == nil ? try folder.existing() : ""
             var limits = ServerLimits()
             limits.maxBody = maxBody
             limits.idleTimeout = .milliseconds(Int64(timeout * 1000))
             limits.bodyTimeout = .milliseconds(Int64(timeout * 2000))
-            let server = BoardServer(
-                directory: directory, host: host, port: port, open: open, limits: limits, postgres: database)
-            let place = database.map { "boards in PostgreSQL at \($0.display)" } ?? "boards in \(directory)"
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
             let logger = Logger(label: "magnets.serve")
+            let (boards, place) = try await folder.store(open: open, logger: logger)
+            let server = BoardServer(boards: boards, host: host, port: port, open: open, limits: limits)
             let open = self.open
             try await server.run(logger: logger) { host, port in
                 print("magnets serve: listening on http://\(host):\(port) (\(place))")
@@ -100,25 +124,6 @@ extension Magnets {
             }
             print("magnets serve: stopped")
         }
-    }
-}
-
-/// Runs async work from the synchronous `main` and waits for it; its result.
-func runAsync<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let outcome = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let result = await Result(catching: { try await body() })
-        outcome.withLock { $0 = result }
-        done.signal()
-    }
-    done.wait()
-    return try outcome.withLock { $0 }!.get()
-}
-
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 

@@ -1,20 +1,20 @@
 import ArgumentParser
 import Foundation
 import MagnetsCore
-import MagnetsPostgres
-import MagnetsServer
+import MagnetsHosting
 import MagnetsStore
 
 extension Magnets {
     /// `magnets server add|token|revoke|list`: administration on the server's machine, on its
-    /// folder directly (a running server sees every change at its next request).
-    struct Server: ParsableCommand {
+    /// store directly (a running server sees every change at its next request): the store's
+    /// `BoardAdmin`, chosen once by `ServerDirOption.admin`.
+    struct Server: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "server", abstract: "Administer a server's folder: boards and tokens.",
             subcommands: [Add.self, Token.self, Revoke.self, List.self])
 
         /// `magnets server add NAME [--from FILE | --width W --height H] [--replica ID]`.
-        struct Add: ParsableCommand {
+        struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "add",
                 abstract: "Make a new board on the server, or take a board file's board and all its ops.",
@@ -44,63 +44,25 @@ extension Magnets {
                 }
             }
 
-            func run() throws {
-                if let database = try folder.database() {
-                    let admin = PostgresAdmin(database)
-                    let (name, from, replica) = (self.name, self.from, self.replica)
-                    let size = Size(width: width?.value ?? 1000, height: height?.value ?? 700)
-                    let id = try runAsync {
-                        try await admin.addBoard(name: name, from: from, size: size, replica: replica)
-                    }
-                    if output.json {
-                        Output.json(
-                            .object([
-                                ("board", .string(id)), ("name", .string(name)),
-                                ("database", .string(database.display)),
-                                ("replica", .string(replica)),
-                            ]))
-                    } else {
-                        print("added board \(name) (PostgreSQL at \(database.display), replica \(replica))")
-                        print("make a token for it with: magnets server token \(name) --postgres URL")
-                    }
-                    return
-                }
-                let folder = ServerFolder(self.folder.path)
-                do {
-                    try FileManager.default.createDirectory(atPath: folder.directory, withIntermediateDirectories: true)
-                } catch {
-                    throw StoreError.failed(
-                        "cannot create the folder \(folder.directory): \(error.localizedDescription)")
-                }
-                let path = folder.boardPath(name)
-                let file: BoardFile
-                if let from {
-                    file = try OpenFiles.keep(
-                        OpenFiles.keep(BoardFile.open(from, for: .reading)).clone(to: path, replica: replica))
-                } else {
-                    file = try OpenFiles.keep(
-                        BoardFile.create(
-                            path, name: name,
-                            size: Size(width: width?.value ?? 1000, height: height?.value ?? 700),
-                            replica: replica, author: replica))
-                }
+            func run() async throws {
+                let admin = try folder.admin(creating: true)
+                let size = Size(width: width?.value ?? 1000, height: height?.value ?? 700)
+                let added = try await admin.addBoard(name: name, from: from, size: size, replica: replica)
                 if output.json {
                     Output.json(
                         .object([
-                            ("board", .string(file.boardID)), ("name", .string(name)), ("file", .string(path)),
-                            ("replica", .string(replica)),
+                            ("board", .string(added.id)), ("name", .string(name)),
+                            (added.location.key, .string(added.location.value)), ("replica", .string(replica)),
                         ]))
                 } else {
-                    print("added board \(name) (\(path), replica \(replica))")
-                    print(
-                        "make a token for it with: magnets server token \(name)\(self.folder.dir.map { " --dir \(Shell.quote($0))" } ?? "")"
-                    )
+                    print("added board \(name) (\(added.described), replica \(replica))")
+                    print("make a token for it with: magnets server token \(name)\(folder.storeArgument)")
                 }
             }
         }
 
         /// `magnets server token NAME [--read-only] [--label TEXT]`.
-        struct Token: ParsableCommand {
+        struct Token: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "token", abstract: "Print a new token for a board (shown once: only a hash is kept).",
                 discussion:
@@ -119,49 +81,29 @@ extension Magnets {
                 else { throw ValidationError("--label must be at most 200 characters, with no control characters") }
             }
 
-            func run() throws {
-                let token: String
-                if let database = try folder.database() {
-                    let admin = PostgresAdmin(database)
-                    let (name, readOnly, label) = (self.name, self.readOnly, self.label)
-                    token = try runAsync {
-                        guard try await admin.hasBoard(name) else {
-                            throw HintedError(
-                                message: "no board '\(name)' in the database at \(database.display)",
-                                hint: "add it first with 'magnets server add \(name) --postgres URL'")
-                        }
-                        return try await admin.addToken(board: name, readOnly: readOnly, label: label)
-                    }
-                } else {
-                    let folder = ServerFolder(try self.folder.existing())
-                    guard FileManager.default.fileExists(atPath: folder.boardPath(name)) else {
-                        throw HintedError(
-                            message: "no board '\(name)' in \(folder.directory)",
-                            hint: "add it first with 'magnets server add \(name)'")
-                    }
-                    token = try folder.tokens().add(board: name, readOnly: readOnly, label: label)
+            func run() async throws {
+                let admin = try folder.admin()
+                guard try await admin.hasBoard(name) else {
+                    throw HintedError(
+                        message: "no board '\(name)' in \(admin.place)",
+                        hint: "add it first with 'magnets server add \(name)\(folder.storeArgument)'")
                 }
+                let token = try await admin.addToken(board: name, readOnly: readOnly, label: label)
                 print(token)
                 Output.note("a\(readOnly ? " read-only" : "") token for board \(name): shown this once, keep it")
             }
         }
 
         /// `magnets server revoke TOKEN`.
-        struct Revoke: ParsableCommand {
+        struct Revoke: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "revoke", abstract: "End a token, given whole or by the prefix 'server list' shows.",
                 discussion: "Example:\n  magnets server revoke mgt_1a2b3c4d")
             @OptionGroup var folder: ServerDirOption
             @Argument(help: "The token, or its prefix as 'server list' shows it.") var token: String
 
-            func run() throws {
-                let revoked: Int
-                if let database = try folder.database() {
-                    let (admin, token) = (PostgresAdmin(database), self.token)
-                    revoked = try runAsync { try await admin.revoke(token) }
-                } else {
-                    revoked = try ServerFolder(try self.folder.existing()).tokens().revoke(token)
-                }
+            func run() async throws {
+                let revoked = try await folder.admin().revoke(token)
                 guard revoked == 1 else {
                     throw StoreError.refused(
                         "no token '\(token.prefix(12))…' on this server (see 'magnets server list')")
@@ -171,27 +113,17 @@ extension Magnets {
         }
 
         /// `magnets server list [--json]`.
-        struct List: ParsableCommand {
+        struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "The boards and their tokens (label, read-only, a short prefix).",
                 discussion: "Example:\n  magnets server list --dir boards")
             @OptionGroup var folder: ServerDirOption
             @OptionGroup var output: JSONOption
 
-            func run() throws {
-                let tokens: [TokenStore.Listed]
-                let boards: [String]
-                let place: String
-                if let database = try folder.database() {
-                    let admin = PostgresAdmin(database)
-                    (boards, tokens) = try runAsync { try await admin.list() }
-                    place = "the database at \(database.display)"
-                } else {
-                    let folder = ServerFolder(try self.folder.existing())
-                    tokens = try folder.tokens().list()
-                    boards = folder.boardNames()
-                    place = folder.directory
-                }
+            func run() async throws {
+                let admin = try folder.admin()
+                let (boards, tokens) = try await admin.list()
+                let place = admin.place
                 if output.json {
                     Output.json(
                         .array(

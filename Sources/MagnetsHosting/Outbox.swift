@@ -13,9 +13,9 @@ import Synchronization
 /// matters), the latest list of who is present, and one keep-alive. A reader whose ops pile up
 /// past the bound is ended (`fellBehind`): it is told to resync and closed, and catches up by
 /// an exchange or by re-reading `/show` when it comes back.
-final class Outbox: Sendable {
+package final class Outbox: Sendable {
     /// Why a reader's queue ended.
-    enum Ending: Sendable, Equatable {
+    package enum Ending: Sendable, Equatable {
         /// The server is stopping.
         case stopping
         /// Its ops piled up past the bound.
@@ -27,13 +27,13 @@ final class Outbox: Sendable {
     }
 
     /// Everything the reader holds at one moment, taken at once and written together.
-    struct Batch: Sendable {
-        var ops: [OpFrames] = []
-        var hands: [ByteBuffer] = []
-        var presence: ByteBuffer?
-        var keepAlive = false
+    package struct Batch: Sendable {
+        package var ops: [OpFrames] = []
+        package var hands: [ByteBuffer] = []
+        package var presence: ByteBuffer?
+        package var keepAlive = false
 
-        var isEmpty: Bool { ops.isEmpty && hands.isEmpty && presence == nil && !keepAlive }
+        package var isEmpty: Bool { ops.isEmpty && hands.isEmpty && presence == nil && !keepAlive }
     }
 
     private struct State {
@@ -59,23 +59,23 @@ final class Outbox: Sendable {
     /// The most bytes of op frames a reader may hold before it is ended: 16 MiB, or
     /// `MAGNETS_READER_BACKLOG` bytes (at least 64 KiB) for tests that need a reader to fall
     /// behind sooner.
-    static let maxBytes: Int = {
+    package static let maxBytes: Int = {
         let given = ProcessInfo.processInfo.environment["MAGNETS_READER_BACKLOG"].flatMap(Int.init)
         return given.map { max($0, 64 << 10) } ?? 16 << 20
     }()
     private var maxBytes: Int { Self.maxBytes }
 
     /// A live connection (ops go to it as `taken` messages), or an event stream.
-    let live: Bool
+    package let live: Bool
     /// Whether the reader gets hands and presence (a page that joined; an event stream never).
-    let wantsHands = Atomic(false)
+    package let wantsHands = Atomic(false)
     /// Whether the reader gets ops (an event stream; a live connection once it follows).
-    let wantsOps: Atomic<Bool>
+    package let wantsOps: Atomic<Bool>
     /// Closes the reader's connection (so that a write stuck on it fails at once).
-    let close: @Sendable () -> Void
+    package let close: @Sendable () -> Void
     private let state = Mutex(State())
 
-    init(live: Bool, close: @escaping @Sendable () -> Void) {
+    package init(live: Bool, close: @escaping @Sendable () -> Void) {
         self.live = live
         wantsOps = Atomic(!live)
         self.close = close
@@ -84,7 +84,7 @@ final class Outbox: Sendable {
     // MARK: - Putting (never waits)
 
     /// Adds the frames of ops the board took; past the bound the reader is ended instead.
-    func put(ops frames: OpFrames) {
+    package func put(ops frames: OpFrames) {
         guard wantsOps.load(ordering: .relaxed) else { return }
         var stuck = false
         update { state in
@@ -104,7 +104,7 @@ final class Outbox: Sendable {
     }
 
     /// Puts `person`'s latest hand, replacing one of theirs not yet written.
-    func put(hand frame: ByteBuffer, of person: String) {
+    package func put(hand frame: ByteBuffer, of person: String) {
         guard wantsHands.load(ordering: .relaxed) else { return }
         update { state in
             if let slot = state.handSlots[person] {
@@ -117,15 +117,15 @@ final class Outbox: Sendable {
     }
 
     /// Puts the latest list of who is present, replacing one not yet written.
-    func put(presence frame: ByteBuffer) {
+    package func put(presence frame: ByteBuffer) {
         guard wantsHands.load(ordering: .relaxed) else { return }
         update { $0.batch.presence = frame }
     }
 
-    func putKeepAlive() { update { $0.batch.keepAlive = true } }
+    package func putKeepAlive() { update { $0.batch.keepAlive = true } }
 
     /// Ends the queue: the reader's `take` answers nil from now on (what it held is dropped).
-    func end(_ why: Ending) {
+    package func end(_ why: Ending) {
         let waiter = state.withLock { state -> CheckedContinuation<Batch?, Never>? in
             if state.ending == nil { state.ending = why }
             defer { state.waiter = nil }
@@ -134,7 +134,7 @@ final class Outbox: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    var ending: Ending? { state.withLock { $0.ending } }
+    package var ending: Ending? { state.withLock { $0.ending } }
 
     private func update(_ change: (inout State) -> Void) {
         let (waiter, batch) = state.withLock { state -> (CheckedContinuation<Batch?, Never>?, Batch?) in
@@ -155,7 +155,7 @@ final class Outbox: Sendable {
 
     /// Everything held now, waiting until there is something; nil once the queue has ended (or
     /// the waiting task is cancelled).
-    func take() async -> Batch? {
+    package func take() async -> Batch? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let batch = state.withLock { state -> Batch?? in
@@ -173,13 +173,13 @@ final class Outbox: Sendable {
 
     /// The most bytes a reader's task writes at once: a write that waits longer than the stall
     /// timeout means the reader took less than this in that time.
-    static let sliceSize = 64 << 10
+    package static let sliceSize = 64 << 10
 
     /// Marks a write under way (`nil`: it is done), for `stalled(after:now:)`.
-    func writing(_ began: ContinuousClock.Instant?) { state.withLock { $0.writingSince = began } }
+    package func writing(_ began: ContinuousClock.Instant?) { state.withLock { $0.writingSince = began } }
 
     /// Whether a write has been under way longer than `timeout`.
-    func stalled(after timeout: Duration, now: ContinuousClock.Instant) -> Bool {
+    package func stalled(after timeout: Duration, now: ContinuousClock.Instant) -> Bool {
         state.withLock { state in state.writingSince.map { now - $0 > timeout } ?? false }
     }
 }
@@ -187,20 +187,20 @@ final class Outbox: Sendable {
 /// The ops of one publish, encoded once for every reader of the board: as server-sent events,
 /// and as the live connection's `taken` messages (PROTOCOL.md) of at most about
 /// `OpFrames.takenSize` bytes each.
-struct OpFrames: Sendable {
+package struct OpFrames: Sendable {
     /// `event: op\ndata: ENTRY\n\n` for each op.
-    let events: ByteBuffer
+    package let events: ByteBuffer
     /// `{"type":"taken","entries":[ENTRY, …]}` messages.
-    let taken: [ByteBuffer]
+    package let taken: [ByteBuffer]
     /// How many ops.
-    let count: Int
+    package let count: Int
     /// The bytes a reader holding them holds (counted against `Outbox.maxBytes`).
-    var bytes: Int { events.readableBytes + taken.reduce(0) { $0 + $1.readableBytes } }
+    package var bytes: Int { events.readableBytes + taken.reduce(0) { $0 + $1.readableBytes } }
 
-    static let takenSize = 64 << 10
+    package static let takenSize = 64 << 10
 
     /// Frames of the entries (each an op's history entry, one line of JSON).
-    init(entries: [String], events wanted: Bool, taken wantedTaken: Bool) {
+    package init(entries: [String], events wanted: Bool, taken wantedTaken: Bool) {
         count = entries.count
         var events = ByteBuffer()
         if wanted {

@@ -4,7 +4,7 @@ import NIOCore
 /// The messages of hands and presence on the live connection (PROTOCOL.md, "Hands and who is
 /// here"): what a page may send, read and checked here, and what the server sends, encoded once
 /// for every reader. Hands are not ops: nothing here is stored or synced.
-enum HandMessage: Equatable {
+package enum HandMessage: Equatable {
     /// The page is on the board under `name` (read-only viewers too); sent again to rename.
     case join(name: String)
     /// The page is still here (every few seconds; a page silent for `PresenceRules.silence`
@@ -17,18 +17,18 @@ enum HandMessage: Equatable {
     case gone(released: Bool)
 
     /// What a hand holds: a magnet on the board, or a letter being pulled out of the tray.
-    enum Holding: Equatable {
+    package enum Holding: Equatable {
         case magnet(String)
         case tile(letter: String, color: String)
     }
 
     /// The most bytes a page's hand or presence message may have.
-    static let maxSize = 1024
+    package static let maxSize = 1024
 
     /// A page's hand or presence message read from a text message of the live connection:
     /// nil when the text is none of these (it goes to the exchange), else the message or why it
     /// is refused.
-    static func read(_ text: String) -> Result<HandMessage, HandRefusal>? {
+    package static func read(_ text: String) -> Result<HandMessage, HandRefusal>? {
         guard let json = try? JSONParser.parse(text, maxDepth: 8), case .object = json,
             let type = json["type"]?.stringValue, ["hand", "join", "here"].contains(type)
         else { return nil }
@@ -72,14 +72,14 @@ enum HandMessage: Equatable {
     }
 
     /// 1–64 characters, none a control character (as `--as`).
-    static func isName(_ name: String) -> Bool {
+    package static func isName(_ name: String) -> Bool {
         (1...64).contains(name.count) && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     // MARK: - What the server sends
 
     /// `{"type":"hand","person":P,"name":N, …the hand…}` for every other page.
-    static func frame(person: String, name: String, _ message: HandMessage) -> ByteBuffer {
+    package static func frame(person: String, name: String, _ message: HandMessage) -> ByteBuffer {
         var object: [(String, JSONValue)] = [
             ("type", .string("hand")), ("person", .string(person)), ("name", .string(name)),
         ]
@@ -96,7 +96,7 @@ enum HandMessage: Equatable {
 
     /// `{"type":"hands","hands":[HAND, …]}`: several people's hands that waited together for a
     /// reader, in one message (each HAND as `frame` makes it).
-    static func hands(_ frames: [ByteBuffer]) -> ByteBuffer {
+    package static func hands(_ frames: [ByteBuffer]) -> ByteBuffer {
         var out = ByteBuffer()
         out.reserveCapacity(frames.reduce(24) { $0 + $1.readableBytes + 1 })
         out.writeString(#"{"type":"hands","hands":["#)
@@ -109,7 +109,7 @@ enum HandMessage: Equatable {
     }
 
     /// `{"type":"present","people":[{"person","name","access"}, …]}`.
-    static func presence(_ people: [EventHub.Present]) -> ByteBuffer {
+    package static func presence(_ people: [EventHub.Present]) -> ByteBuffer {
         let list = people.map { entry in
             JSONValue.object([
                 ("person", .string(entry.id)), ("name", .string(entry.person.name)),
@@ -121,30 +121,30 @@ enum HandMessage: Equatable {
     }
 
     /// `{"type":"joined","person":P}`: to the page that joined, its own id in the lists.
-    static func joined(_ person: String) -> String {
+    package static func joined(_ person: String) -> String {
         JSONValue.object([("type", .string("joined")), ("person", .string(person))]).serialized()
     }
 
     /// `{"type":"hand-refused","error":…}`: to the page alone; its connection goes on.
-    static func refused(_ why: String) -> String {
+    package static func refused(_ why: String) -> String {
         JSONValue.object([("type", .string("hand-refused")), ("error", .string(why))]).serialized()
     }
 
 }
 
 /// Why a page's hand or presence message was refused (said to that page alone).
-struct HandRefusal: Error, Equatable {
-    let message: String
-    init(_ message: String) { self.message = message }
+package struct HandRefusal: Error, Equatable {
+    package let message: String
+    package init(_ message: String) { self.message = message }
 }
 
 /// How often a page may send hands, and how long a silent page stays listed.
-enum PresenceRules {
+package enum PresenceRules {
     /// A page sends at most 30 hands a second; more than this many in one second are dropped.
-    static let handsPerSecond = 60
+    package static let handsPerSecond = 60
     /// A page that sends nothing for this long leaves the list (and its connection is closed),
     /// so that a page gone without a word leaves the others' lists within 10 s (SPEC §8).
-    static let silence: Duration = .seconds(8)
+    package static let silence: Duration = .seconds(8)
     /// How often a process relays its list (pages say `here` every 2.5 s).
-    static let heartbeat: Duration = .seconds(3)
+    package static let heartbeat: Duration = .seconds(3)
 }

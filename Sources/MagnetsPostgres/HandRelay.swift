@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import MagnetsCore
-import MagnetsPostgres
+import MagnetsHosting
 import NIOCore
 import ServiceLifecycle
 import Synchronization

@@ -14,6 +14,11 @@ public final class TokenStore: Sendable {
         public var board: String
         /// It can read but not write.
         public var readOnly: Bool
+
+        package init(board: String, readOnly: Bool) {
+            self.board = board
+            self.readOnly = readOnly
+        }
     }
 
     /// A token as `list` shows it (never the token itself).
@@ -28,13 +33,21 @@ public final class TokenStore: Sendable {
         public var label: String
         /// Milliseconds since 1970.
         public var created: Int64
+
+        package init(prefix: String, board: String, readOnly: Bool, label: String, created: Int64) {
+            self.prefix = prefix
+            self.board = board
+            self.readOnly = readOnly
+            self.label = label
+            self.created = created
+        }
     }
 
     /// Every token starts with this.
-    static let scheme = "mgt_"
+    package static let scheme = "mgt_"
     /// How many characters of a token `list` shows and the lookup goes by: the scheme and 8 hex
     /// digits (32 of the token's 192 random bits; the other 160 stay secret).
-    static let prefixLength = 12
+    package static let prefixLength = 12
 
     let db: DatabaseQueue
 
@@ -118,31 +131,31 @@ public final class TokenStore: Sendable {
     }
 
     /// A new token: the scheme and 192 random bits in hex.
-    static func newToken() -> String {
+    package static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let secret = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }
         return scheme + secret.joined()
     }
 
     /// The prefix a token is looked up by, or nil for text that cannot be a token.
-    static func lookupPrefix(_ token: String) -> String? {
+    package static func lookupPrefix(_ token: String) -> String? {
         guard token.hasPrefix(scheme), token.count > prefixLength, token.utf8.count <= 256 else { return nil }
         return String(token.prefix(prefixLength))
     }
 
     /// The grant of the candidate (hash, grant) whose hash is the token's: every candidate's
     /// every byte compared, whatever is found, so the timing tells nothing of the secret part.
-    static func match(_ token: String, _ candidates: [([UInt8], Grant)]) -> Grant? {
+    package static func match(_ token: String, _ candidates: [([UInt8], Grant)]) -> Grant? {
         let wanted = Array(hash(token))
         var found: Grant?
         for (stored, grant) in candidates where constantTimeEqual(Data(stored), Data(wanted)) { found = grant }
         return found
     }
 
-    static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
+    package static func hash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     /// `true` when `a` and `b` are equal, looking at every byte whatever it finds.
-    static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+    package static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for (x, y) in zip(a, b) { difference |= x ^ y }

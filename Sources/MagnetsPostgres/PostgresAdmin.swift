@@ -1,22 +1,24 @@
 import Foundation
 import MagnetsCore
-import MagnetsPostgres
+import MagnetsHosting
 import MagnetsStore
 
 /// The admin commands (`magnets server add|token|revoke|list --postgres URL`) on a database,
-/// as `ServerFolder` and `TokenStore` are on a folder: the same boards, the same tokens (only a
-/// hash kept), the same refusals. Each call brings the schema up to date first.
-public struct PostgresAdmin: Sendable {
+/// as `ServerFolder` is on a folder: the same boards, the same tokens (only a hash kept), the
+/// same refusals. Each call brings the schema up to date first.
+public struct PostgresAdmin: BoardAdmin {
     public let address: PostgresAddress
 
     public init(_ address: PostgresAddress) {
         self.address = address
     }
 
+    package var place: String { "the database at \(address.display)" }
+
     /// Adds board `name`: a new board (`size`), or `from`'s board and all its ops; the server's
-    /// replica id for it is `replica`. Returns the board's id. The board is built as a file in a
-    /// temporary folder first, by the very code `server add` runs for a folder, then copied in.
-    public func addBoard(name: String, from: String?, size: Size, replica: String) async throws -> String {
+    /// replica id for it is `replica`. The board is built as a file in a temporary folder first,
+    /// by the very code `server add` runs for a folder, then copied in.
+    package func addBoard(name: String, from: String?, size: Size, replica: String) async throws -> AddedBoard {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "magnets-add-\(UUID().uuidString)"
         ).path
@@ -33,16 +35,17 @@ public struct PostgresAdmin: Sendable {
         }
         defer { try? file.close() }
         try await BoardDatabase.using(address) { database in try await database.addBoard(name: name, file: file) }
-        return file.boardID
+        return AddedBoard(
+            id: file.boardID, location: ("database", address.display), described: "PostgreSQL at \(address.display)")
     }
 
     /// Whether the database has board `name`.
-    public func hasBoard(_ name: String) async throws -> Bool {
+    package func hasBoard(_ name: String) async throws -> Bool {
         try await BoardDatabase.using(address) { database in try await database.board(named: name) != nil }
     }
 
     /// A new token for `board`, shown this once: only its hash is kept.
-    public func addToken(board: String, readOnly: Bool, label: String) async throws -> String {
+    package func addToken(board: String, readOnly: Bool, label: String) async throws -> String {
         let token = TokenStore.newToken()
         let row = BoardDatabase.TokenRow(
             prefix: String(token.prefix(TokenStore.prefixLength)), hash: Array(TokenStore.hash(token)), board: board,
@@ -52,7 +55,7 @@ public struct PostgresAdmin: Sendable {
     }
 
     /// Ends the token given whole, or by its prefix; how many ended (0 or 1).
-    public func revoke(_ text: String) async throws -> Int {
+    package func revoke(_ text: String) async throws -> Int {
         try await BoardDatabase.using(address) { database in
             if text.count > TokenStore.prefixLength {
                 return try await database.deleteToken(hash: Array(TokenStore.hash(text)))
@@ -62,7 +65,7 @@ public struct PostgresAdmin: Sendable {
     }
 
     /// Every board's name, and every token (never the token itself).
-    public func list() async throws -> (boards: [String], tokens: [TokenStore.Listed]) {
+    package func list() async throws -> (boards: [String], tokens: [TokenStore.Listed]) {
         try await BoardDatabase.using(address) { database in
             let boards = try await database.boardNames()
             let tokens = try await database.tokens(prefix: nil).map { row in

@@ -9,7 +9,7 @@ import Synchronization
 /// bounded `Outbox`; publishing encodes a message once and puts it into every outbox without
 /// waiting for any reader, so the board's turn never waits on a connection (DESIGN.md,
 /// "Fan-out").
-final class EventHub: Sendable {
+package final class EventHub: Sendable {
     private struct Readers {
         var all: [UInt64: Outbox] = [:]
         /// The people present (pages that joined), by reader id, in the order they came.
@@ -17,29 +17,36 @@ final class EventHub: Sendable {
     }
 
     /// Someone listed as present: their id as pages see it, and who they are.
-    typealias Present = (id: String, person: Person)
+    package typealias Present = (id: String, person: Person)
 
     /// A page on the board: its name and whether its token may write.
-    struct Person: Sendable, Equatable {
-        var name: String
-        var mayWrite: Bool
+    package struct Person: Sendable, Equatable {
+        package var name: String
+        package var mayWrite: Bool
+
+        package init(name: String, mayWrite: Bool) {
+            self.name = name
+            self.mayWrite = mayWrite
+        }
     }
+
+    package init() {}
 
     private let readers = Mutex(Readers())
     private let nextID = Atomic<UInt64>(0)
     /// Hands and presence to and from the other processes on the same database (nil: none).
-    let relay: Mutex<(@Sendable (RelayMessage) -> Void)?> = Mutex(nil)
+    package let relay: Mutex<(@Sendable (RelayMessage) -> Void)?> = Mutex(nil)
 
     /// This process's mark in the people's ids (`person`), so that ids from several processes
     /// on one database never clash.
-    static let process = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+    package static let process = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
 
     /// A reader's id as pages see it.
-    static func person(_ id: UInt64) -> String { "\(process)-\(id)" }
+    package static func person(_ id: UInt64) -> String { "\(process)-\(id)" }
 
     /// A new reader (`close` closes its connection): a live connection, or an event stream.
     /// `unsubscribe` it when its connection ends.
-    func subscribe(live: Bool, close: @escaping @Sendable () -> Void) -> (id: UInt64, outbox: Outbox) {
+    package func subscribe(live: Bool, close: @escaping @Sendable () -> Void) -> (id: UInt64, outbox: Outbox) {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let outbox = Outbox(live: live, close: close)
         readers.withLock { $0.all[id] = outbox }
@@ -47,7 +54,7 @@ final class EventHub: Sendable {
         return (id, outbox)
     }
 
-    func unsubscribe(_ id: UInt64) {
+    package func unsubscribe(_ id: UInt64) {
         let (outbox, left) = readers.withLock { readers -> (Outbox?, Bool) in
             let before = readers.present.count
             readers.present.removeAll { $0.id == id }
@@ -58,16 +65,16 @@ final class EventHub: Sendable {
     }
 
     /// Whether any reader wants ops now (a reader that joins later gets only later ops).
-    var hasListeners: Bool {
+    package var hasListeners: Bool {
         readers.withLock { $0.all.values.contains { $0.wantsOps.load(ordering: .relaxed) } }
     }
 
-    var readerCount: Int { readers.withLock { $0.all.count } }
+    package var readerCount: Int { readers.withLock { $0.all.count } }
 
     // MARK: - Ops
 
     /// Sends each op's history entry to every reader that wants ops.
-    func publish(_ taken: [(op: MagnetsCore.Operation, events: [Event])]) {
+    package func publish(_ taken: [(op: MagnetsCore.Operation, events: [Event])]) {
         guard !taken.isEmpty else { return }
         let current = readers.withLock { Array($0.all.values) }.filter { $0.wantsOps.load(ordering: .relaxed) }
         guard !current.isEmpty else { return }
@@ -87,7 +94,7 @@ final class EventHub: Sendable {
     // MARK: - Hands and presence
 
     /// `id` joined (or renamed itself): it is listed as present, and gets hands and presence.
-    func join(_ id: UInt64, as person: Person) {
+    package func join(_ id: UInt64, as person: Person) {
         let changed = readers.withLock { readers -> Bool in
             guard let outbox = readers.all[id] else { return false }
             outbox.wantsHands.store(true, ordering: .relaxed)
@@ -104,7 +111,7 @@ final class EventHub: Sendable {
 
     /// Puts a hand (already encoded, `HandMessage.frame`) into every other page's outbox;
     /// `relaying`: to the other processes too.
-    func publish(hand frame: ByteBuffer, of person: String, from reader: UInt64? = nil, relaying: Bool = true) {
+    package func publish(hand frame: ByteBuffer, of person: String, from reader: UInt64? = nil, relaying: Bool = true) {
         for (id, outbox) in readers.withLock({ Array($0.all) }) where id != reader {
             outbox.put(hand: frame, of: person)
         }
@@ -112,7 +119,7 @@ final class EventHub: Sendable {
     }
 
     /// The pages here now, for the other processes (`relay`).
-    var presentHere: [Present] {
+    package var presentHere: [Present] {
         readers.withLock { readers in readers.present.map { entry -> Present in (Self.person(entry.id), entry.person) }
         }
     }
@@ -121,7 +128,7 @@ final class EventHub: Sendable {
     private let remote = Mutex<[String: (people: [Present], at: ContinuousClock.Instant)]>([:])
 
     /// Another process's list of its pages on this board.
-    func remotePresence(from process: String, _ people: [Present]) {
+    package func remotePresence(from process: String, _ people: [Present]) {
         let changed = remote.withLock { remote -> Bool in
             let old = remote[process]?.people
             remote[process] = (people, .now)
@@ -132,7 +139,7 @@ final class EventHub: Sendable {
     }
 
     /// Drops the lists of processes not heard of for `age`.
-    func forgetRemote(olderThan age: Duration) {
+    package func forgetRemote(olderThan age: Duration) {
         let now = ContinuousClock.now
         let dropped = remote.withLock { remote -> Bool in
             let before = remote.count
@@ -143,7 +150,7 @@ final class EventHub: Sendable {
     }
 
     /// Sends every page the list of who is present (here and on other processes).
-    func publishPresence(relaying: Bool = true) {
+    package func publishPresence(relaying: Bool = true) {
         let (here, outboxes) = readers.withLock { readers -> ([Present], [Outbox]) in
             (
                 readers.present.map { entry -> Present in (Self.person(entry.id), entry.person) },
@@ -157,7 +164,7 @@ final class EventHub: Sendable {
     }
 
     /// What goes to the other processes on the same database.
-    enum RelayMessage: Sendable {
+    package enum RelayMessage: Sendable {
         case hand(ByteBuffer, of: String)
         case presence([Present])
     }
@@ -165,13 +172,13 @@ final class EventHub: Sendable {
     // MARK: - Keeping alive, stalls, stopping
 
     /// Gives every reader a keep-alive.
-    func keepAlive() {
+    package func keepAlive() {
         for outbox in readers.withLock({ Array($0.all.values) }) { outbox.putKeepAlive() }
     }
 
     /// Ends and closes every reader whose write has waited longer than `timeout` (it does not
     /// read: its socket and the server's buffer for it are full).
-    func closeStalled(after timeout: Duration) {
+    package func closeStalled(after timeout: Duration) {
         let now = ContinuousClock.now
         for outbox in readers.withLock({ Array($0.all.values) }) where outbox.stalled(after: timeout, now: now) {
             outbox.end(.stalled)
@@ -180,11 +187,11 @@ final class EventHub: Sendable {
     }
 
     /// Whether the server is stopping (`finishAll`).
-    var stopping: Bool { stopped.load(ordering: .relaxed) }
+    package var stopping: Bool { stopped.load(ordering: .relaxed) }
     private let stopped = Atomic(false)
 
     /// Ends every reader (the server is stopping).
-    func finishAll() {
+    package func finishAll() {
         stopped.store(true, ordering: .relaxed)
         for outbox in readers.withLock({ Array($0.all.values) }) { outbox.end(.stopping) }
     }
