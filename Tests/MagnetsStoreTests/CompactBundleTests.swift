@@ -30,7 +30,9 @@ struct CompactBundleTests: BoardFileMaking {
             .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))),
             .pull(
                 letter: "É", color: "blue",
-                target: .path([Point(x: 5, y: 5), Point(x: 7.5, y: -0.0), Point(x: 999_999.5, y: 3), Point(x: -4, y: 0)])),
+                target: .path([
+                    Point(x: 5, y: 5), Point(x: 7.5, y: -0.0), Point(x: 999_999.5, y: 3), Point(x: -4, y: 0),
+                ])),
             .move(magnet: alice8, target: .point(Point(x: 0.1, y: 700))),
             .move(magnet: MagnetID(replica: "bob", seq: 2), target: .path([Point(x: 10, y: 10)])),
             .move(magnet: alice8, target: .point(Point(x: 11, y: 12))),
@@ -53,7 +55,8 @@ struct CompactBundleTests: BoardFileMaking {
             ops.append(
                 MagnetsCore.Operation(
                     id: OpID(replica: replica, seq: counts[replica]!), lamport: i + 1, context: context,
-                    author: i % 4 == 0 ? "Ünïcode Ann" : replica, time: 1_795_000_000_000 + Int64((i % 5) * 1234 - 2000),
+                    author: i % 4 == 0 ? "Ünïcode Ann" : replica,
+                    time: 1_795_000_000_000 + Int64((i % 5) * 1234 - 2000),
                     payload: payload))
         }
         return ops
@@ -101,7 +104,8 @@ struct CompactBundleTests: BoardFileMaking {
             #expect(decoded == ops)
             #expect(decoded.map { $0.json(time: .milliseconds) } == ops.map { $0.json(time: .milliseconds) })
         }
-        let text = try OpBundle.parse(OpBundle.encode(board: "board-1", clock: Self.header(ops).clock, since: nil, ops: ops))
+        let text = try OpBundle.parse(
+            OpBundle.encode(board: "board-1", clock: Self.header(ops).clock, since: nil, ops: ops))
         #expect(text.ops == ops)
         // -0 and fractions keep their bits.
         guard case .pull(_, _, .path(let points)) = try Self.decode(Self.encode(ops)).ops[8].payload else {
@@ -191,7 +195,10 @@ struct CompactBundleTests: BoardFileMaking {
                 bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &rng)))
             case 2:  // bytes put in
                 let at = Int.random(in: 0...bytes.count, using: &rng)
-                bytes.insert(contentsOf: (0..<Int.random(in: 1...4, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: at)
+                bytes.insert(
+                    contentsOf: (0..<Int.random(in: 1...4, using: &rng)).map { _ in
+                        UInt8.random(in: 0...255, using: &rng)
+                    }, at: at)
             default:  // a varint made huge
                 let at = Int.random(in: 0..<bytes.count, using: &rng)
                 bytes.replaceSubrange(at..<at, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
@@ -225,7 +232,9 @@ struct CompactBundleTests: BoardFileMaking {
         let alice = try BoardFile.clone(from: FileServer(server), to: path("alice.magnets"), replica: "alice")
         let m = try #require(server.current().board.sortedMagnets.first?.id)
         for x in [300.0, 420, 430.5] {
-            try alice.record(author: "a") { _ in .move(magnet: m, target: .path([Point(x: x, y: 120), Point(x: x + 1, y: 130)])) }
+            try alice.record(author: "a") { _ in
+                .move(magnet: m, target: .path([Point(x: x, y: 120), Point(x: x + 1, y: 130)]))
+            }
         }
         try server.record(author: "s") { _ in .move(magnet: m, target: .point(Point(x: 20, y: 600))) }
         try server.record(author: "s") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 425, y: 125))) }
