@@ -17,11 +17,11 @@ public enum CompactBundle {
     static let headerTag: UInt8 = 0x01
     static let opsTag: UInt8 = 0x02
 
-    /// What a block of `n` ops holding `points` points of targets counts against an exchange's
-    /// byte limit beyond its own bytes: 100 an op, 4 a point. Less than what any op's text line
-    /// adds over its compact form (a line is at least 120 bytes, a point in it at least 6), so
-    /// a compact bundle is refused only where its text would be, and brings no more ops into
-    /// memory than a text bundle under the same limit could.
+    /// What a block of `bytes` bytes holding `ops` ops and `points` points counts against an
+    /// exchange's byte limit: its bytes, 100 an op, 4 a point. An op's text line is at least 117
+    /// bytes and a point in it at least 6, so a compact bundle brings no more ops or points into
+    /// memory than a text bundle under the same limit could; ops with whole coordinates (2–8
+    /// bytes a point here) are refused only where their text would be.
     static func weight(bytes: Int, ops: Int, points: Int) -> Int { bytes + 100 * ops + 4 * points }
 
     /// The largest integer a §5 bundle's JSON number carries as one (`JSONValue.intValue`).
