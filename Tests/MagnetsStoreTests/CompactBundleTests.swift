@@ -137,7 +137,7 @@ struct CompactBundleTests: BoardFileMaking {
         #expect(try Self.decode(Self.encode(ops)).ops == ops)
     }
 
-    @Test("the bundle's checks hold: its count, its clock, no op twice, no header twice, blocks in order")
+    @Test("the bundle's checks hold: its count, its clock, no op twice, its header first and once")
     func bundleChecks() throws {
         let ops = Self.sampleOps()
         func refusal(_ messages: [[UInt8]]) -> String? {
