@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "MagnetsCLITests",
             dependencies: ["MagnetsStore", "magnets", .product(name: "GRDB", package: "GRDB.swift")],
-            exclude: ["Fixtures", "live_client.py", "cut_proxy.py", "hostile_server.py"]),
+            exclude: ["Fixtures", "live_client.py", "cut_proxy.py", "hostile_server.py", "compact_bundle.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -148,9 +148,10 @@ enum ServerBenchmark {
         print(
             String(
                 format:
-                    "  peak RSS: file ↔ file %.1f MiB; client %.1f MiB (%.2f×), server %.1f MiB (%.2f×) (target each ≤ 1.25×; medians; the bundles are %.1f MB each)",
+                    "  peak RSS: file ↔ file %.1f MiB; client %.1f MiB (%.2f×), server %.1f MiB (%.2f×) (target each ≤ 1.25×; medians; the bundles are %.1f MB each as text)",
                 filePeak, Measure.median(clientPeaks), Measure.median(clientPeaks) / filePeak,
                 Measure.median(serverPeaks), Measure.median(serverPeaks) / filePeak, bundleMegabytes))
+        try WireBytes.report(client: scratch + "/a.magnets", served: scratch + "/b.magnets", moves: m, scratch: scratch)
     }
 
     /// A sync that moves one op against a board of 100,000: the exchange's fixed cost, whole

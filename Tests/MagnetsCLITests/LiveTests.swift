@@ -102,8 +102,10 @@ struct LiveTests: ScratchSuite {
         #expect(try opCount(server, rw) == before)
     }
 
-    @Test("the exchange spoken by hand from PROTOCOL.md: hellos, bundles both ways in odd parts, checked, done")
-    func byHand() throws {
+    @Test(
+        "the exchange spoken by hand from PROTOCOL.md: hellos, bundles both ways (text in odd parts, or compact blocks), checked, done",
+        arguments: ["exchange", "exchange-compact"])
+    func byHand(scenario: String) throws {
         let (server, _, rw, _) = try served()
         must("pull", "B", "-b", "bob.magnets", "--to", "300,300")
         let serverClock = try #require(server.get("/boards/fridge", token: rw).object["clock"] as? [String: Int])
@@ -111,10 +113,12 @@ struct LiveTests: ScratchSuite {
         must("ops", "export", "-b", "bob.magnets", "--out", "bob.bundle", "--since", clockText)
         let bobClock = try #require(must("show", "--json", "-b", "bob.magnets").object["clock"] as? [String: Int])
         let clockJSON = String(decoding: try JSONSerialization.data(withJSONObject: bobClock), as: UTF8.self)
-        let seen = try python(server.port, rw, "exchange", clockJSON, scratch.file("bob.bundle"))
+        let seen = try python(server.port, rw, scenario, clockJSON, scratch.file("bob.bundle"))
         #expect(seen["status"] as? Int == 101)
         let hello = try #require(seen["hello"] as? [String: Any])
         #expect(hello["type"] as? String == "hello" && hello["access"] as? String == "write")
+        // A client that offers compact bundles gets them; one that offers none, text (protocol 1).
+        #expect(hello["encoding"] as? String == (scenario == "exchange" ? nil : "compact"), "\(hello)")
         #expect(hello["clock"] as? [String: Int] == serverClock)
         // Bob lacks nothing; the server sends the probe of alice, the one replica both hold.
         let received = try #require(seen["received"] as? [String: Any])

@@ -19,7 +19,9 @@ Modes (INTERVAL: seconds between the bytes or messages of a trickle, default 10)
 
 `seeded` draws, for each connection, one of the modes above or an answer made from BUNDLE (a
 real bundle of the board, `magnets ops export`): whole, or mutated (bytes flipped, lines cut,
-doubled, swapped or dropped, its header's count or board changed), with the live exchange's
+doubled, swapped or dropped, its header's count or board changed) — to a client that offers
+compact bundles, half the time as a compact bundle (`compact_bundle.py`), whole or with its
+blocks flipped, cut, doubled, swapped, dropped or replaced — with the live exchange's
 messages honest, missing, out of turn, malformed or lying (a `done` with a wrong clock), the
 connection cut or stalled at any step.
 """
@@ -32,6 +34,8 @@ import struct
 import sys
 import threading
 import time
+
+import compact_bundle
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -111,13 +115,19 @@ class Peer:
         self.send(1, json.dumps(obj).encode())
 
     def hello(self):
-        """The client's hello (board, clock), read."""
+        """The client's hello (board, clock), read; the forms of bundle it offers in `offers`."""
         kind, data = self.message()
         hello = json.loads(data) if kind == "text" else {}
+        self.offers = hello.get("encodings") or []
         return hello.get("board"), hello.get("clock") or {}
 
-    def bundle(self):
+    def bundle(self, compact=False):
         """Reads the client's bundle to its end and its `checked`."""
+        if compact:
+            while True:
+                kind, part = self.message()
+                if kind == "text":
+                    return json.loads(part)
         data = b""
         while True:
             kind, part = self.message()
@@ -225,6 +235,37 @@ def mutate(bundle, rng):
     return b"".join(line + b"\n" for line in [json.dumps(header).encode()] + ops)
 
 
+def mutate_compact(blocks, rng):
+    """The messages of a compact bundle changed as a broken or lying server might change them."""
+    blocks = list(blocks)
+    how = rng.choice(["flip", "truncate", "double", "swap", "drop", "count", "junk", "text", "varint"])
+    i = rng.randrange(len(blocks))
+    if how == "flip":
+        data = bytearray(blocks[i])
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        blocks[i] = bytes(data)
+    elif how == "truncate":
+        blocks[i] = blocks[i][: rng.randrange(len(blocks[i]) + 1)]
+    elif how == "double":
+        blocks.insert(i, blocks[i])
+    elif how == "swap":
+        j = rng.randrange(len(blocks))
+        blocks[i], blocks[j] = blocks[j], blocks[i]
+    elif how == "drop":
+        blocks.pop(i)
+    elif how == "count":
+        blocks[0] = blocks[0][:-1] + compact_bundle.varint(rng.choice([0, 1, 10**12, 2**64 - 1]))
+    elif how == "junk":
+        blocks[i] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 4096)))
+    elif how == "varint":
+        at = rng.randrange(len(blocks[i]) + 1)
+        blocks[i] = blocks[i][:at] + b"\xff" * rng.randint(1, 12) + b"\x01" + blocks[i][at:]
+    else:
+        blocks[i] = b'{"magnets_bundle": 1}\n'
+    return blocks
+
+
 def parts(data, rng):
     """DATA cut anywhere into parts of 1 byte to 1 MiB."""
     i = 0
@@ -279,15 +320,31 @@ def seeded(conn, rng, bundle, interval):
 
     if stop == "hello":
         misbehave()
-    peer.json({"type": "hello", "protocol": 1, "board": board if rng.random() < 0.9 else "other",
-               "clock": header["clock"] if rng.random() < 0.9 else clock, "access": "write" if rng.random() < 0.9 else "read"})
-    if stop == "bundle":
-        for part in parts(body[: rng.randrange(len(body) + 1)], rng):
+    # A client that offers compact bundles gets one half the time, damaged as a text one would be.
+    compact = "compact" in peer.offers and rng.random() < 0.5
+    answer = {"type": "hello", "protocol": 1, "board": board if rng.random() < 0.9 else "other",
+              "clock": header["clock"] if rng.random() < 0.9 else clock, "access": "write" if rng.random() < 0.9 else "read"}
+    if compact:
+        answer["encoding"] = "compact" if rng.random() < 0.95 else rng.choice(["zip", 3, None])
+    peer.json(answer)
+    if compact:
+        blocks = compact_bundle.messages(bundle, block=rng.choice([1, 3, 1000]))
+        if behaviour != "honest":
+            blocks = mutate_compact(blocks, rng)
+        if stop == "bundle":
+            for block in blocks[: rng.randrange(len(blocks) + 1)]:
+                peer.send(2, block)
+            misbehave()
+        for block in blocks:
+            peer.send(2, block)
+    else:
+        if stop == "bundle":
+            for part in parts(body[: rng.randrange(len(body) + 1)], rng):
+                peer.send(2, part)
+            misbehave()
+        for part in parts(body, rng):
             peer.send(2, part)
-        misbehave()
-    for part in parts(body, rng):
-        peer.send(2, part)
-    peer.bundle()
+    peer.bundle(compact)
     if stop in ("checked", "done"):
         misbehave()
     peer.json({"type": "done", "accepted": 0, "skipped": 0, "clock": header["clock"]})

@@ -8,6 +8,9 @@ by hand. Each scenario prints one JSON object with what it saw.
 Scenarios:
     exchange CLOCK_JSON BUNDLE_FILE   hello with CLOCK, read the server's hello and bundle, send
                                       BUNDLE_FILE as the bundle, checked, read done
+    exchange-compact CLOCK_JSON BUNDLE_FILE
+                                      the same offering compact bundles: the server's is read as
+                                      blocks, BUNDLE_FILE sent as blocks (compact_bundle.py)
     follow                            an exchange of nothing, then follow; prints the first taken
     follow-until-close                follow, then print every message until the server closes
     malformed | unknown | early-checked | oversize | stall
@@ -23,6 +26,8 @@ import socket
 import struct
 import sys
 import time
+
+import compact_bundle
 
 
 class Closed(Exception):
@@ -124,6 +129,42 @@ class WebSocket:
                 return header, lines[1:-1]
 
 
+def receive_compact(ws):
+    """The peer's compact bundle, whole: (header as a dict, ops). Only the counts are read."""
+    kind, block = ws.receive()
+    if kind != "binary" or block[:1] != b"\x01":
+        raise Closed(f"expected a header block, got {kind} {block!r:.200}")
+    at = 1
+    def varint():
+        nonlocal at
+        value, shift = 0, 0
+        while True:
+            b = block[at]
+            at += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return value
+    def string():
+        nonlocal at
+        n = varint()
+        at += n
+        return block[at - n : at].decode()
+    board = string()
+    clock = {}
+    for _ in range(varint()):
+        replica = string()
+        clock[replica] = varint()
+    count, ops = varint(), 0
+    while ops < count:
+        kind, block = ws.receive()
+        if kind != "binary" or block[:1] != b"\x02":
+            raise Closed(f"expected a block of ops, got {kind} {block!r:.200}")
+        at = 1
+        ops += varint()
+    return {"board": board, "clock": clock, "ops": count}, ops
+
+
 def _mask(payload, mask):
     big = (mask * (len(payload) // 4 + 1))[: len(payload)]
     return (int.from_bytes(payload, "big") ^ int.from_bytes(big, "big")).to_bytes(len(payload), "big")
@@ -220,18 +261,29 @@ def main():
     if ws.status != 101:
         print(json.dumps(out))
         return
-    if scenario == "exchange":
+    if scenario in ("exchange", "exchange-compact"):
+        compact = scenario == "exchange-compact"
         clock = json.loads(sys.argv[5])
         with open(sys.argv[6], "rb") as f:
             bundle = f.read()
         board_id = json.loads(bundle.split(b"\n")[0])["board"]
-        ws.send_json({"type": "hello", "protocol": 1, "board": board_id, "clock": clock, "dry_run": False})
+        hello = {"type": "hello", "protocol": 1, "board": board_id, "clock": clock, "dry_run": False}
+        if compact:
+            hello["encodings"] = ["compact"]
+        ws.send_json(hello)
         out["hello"] = ws.receive_json()
-        header, lines = ws.receive_bundle()
-        out["received"] = {"clock": header["clock"], "ops": len(lines)}
-        # The bundle in parts cut at odd places (inside lines), as the protocol allows.
-        for start in range(0, len(bundle), 97):
-            ws.send_binary(bundle[start : start + 97])
+        if compact:
+            header, count = receive_compact(ws)
+            out["received"] = {"clock": header["clock"], "ops": count}
+            # Blocks of one op each: every block is read on its own.
+            for block in compact_bundle.messages(bundle, block=1):
+                ws.send_binary(block)
+        else:
+            header, lines = ws.receive_bundle()
+            out["received"] = {"clock": header["clock"], "ops": len(lines)}
+            # The bundle in parts cut at odd places (inside lines), as the protocol allows.
+            for start in range(0, len(bundle), 97):
+                ws.send_binary(bundle[start : start + 97])
         ws.send_json({"type": "checked"})
         out["done"] = ws.receive_json()
     elif scenario == "follow":

@@ -75,16 +75,25 @@ extension BoardFile {
     }
 
     /// Syncs `file` with `server` through the exchange both sides of a live connection run,
-    /// over an in-process pipe; as `LiveClient.sync` does over a WebSocket.
-    static func sync(_ file: BoardFile, remote server: FileServer, dryRun: Bool = false) async throws -> SyncReport {
+    /// over an in-process pipe; as `LiveClient.sync` does over a WebSocket. `encodings`: the
+    /// forms of bundle the client offers (none: a text client); `mangle` changes each message
+    /// the server sends (a hostile server), `mangleClient` each the client sends.
+    static func sync(
+        _ file: BoardFile, remote server: FileServer, dryRun: Bool = false,
+        encodings: [ExchangeMessage.BundleEncoding] = ClientExchange.encodings,
+        mangle: (@Sendable (LiveMessage) -> LiveMessage)? = nil,
+        mangleClient: (@Sendable (LiveMessage) -> LiveMessage)? = nil
+    ) async throws -> SyncReport {
         let (toServer, toClient) = (MessageQueue<LiveMessage>(), MessageQueue<LiveMessage>())
-        let client = QueuedChannel(inbox: toClient, peer: server.address) { await toServer.push($0) }
+        let client = QueuedChannel(inbox: toClient, peer: server.address) {
+            await toServer.push(mangleClient?($0) ?? $0)
+        }
         let lose = server.loseAnswers
         let serverEnd = QueuedChannel(inbox: toServer, peer: "the client") { message in
             if lose, case .control(.done) = message {
                 toClient.finish(throwing: ExchangeError.cut("the connection dropped before the answer"))
             }
-            await toClient.push(message)
+            await toClient.push(mangle?(message) ?? message)
         }
         let exchange = ServerExchange(
             board: server, mayWrite: true, limit: 64 << 20, timeout: .seconds(30),
@@ -98,7 +107,8 @@ extension BoardFile {
             serving.cancel()
         }
         do {
-            return try await ClientExchange.run(file, over: client, peerName: server.address, dryRun: dryRun)
+            return try await ClientExchange.run(
+                file, over: client, peerName: server.address, dryRun: dryRun, encodings: encodings)
         } catch ExchangeError.refused(409, _) {
             // The server found the clash (it held fewer of the replica): as the file would have.
             throw StoreError.replicaClash(try #require(file.version().replicas.first { $0 == file.replica }))

@@ -16,7 +16,8 @@ extension OpBundle {
         private var carry: [UInt8] = []
         /// How many lines are complete, the header's included.
         private var lines = 0
-        private var size = 0
+        /// The bytes read so far.
+        private(set) var size = 0
         /// Set once the header's line is in.
         private var checks: Checks?
 

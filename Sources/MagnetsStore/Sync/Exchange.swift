@@ -1,6 +1,24 @@
 import Foundation
 import MagnetsCore
 
+/// A bundle read as its messages come: `OpBundle.Reader` (text) or `CompactBundle.Reader`.
+protocol BundleReading {
+    var header: OpBundle.Header? { get }
+    var isComplete: Bool { get }
+    /// What the bundle so far counts against an exchange's limit.
+    var counted: Int { get }
+    /// The ops `part` completes, each checked; `CompactBundle.OverLimit` past `limit`.
+    mutating func read(_ part: [UInt8], limit: Int) throws -> [MagnetsCore.Operation]
+    func finish() throws
+}
+
+extension OpBundle.Reader: BundleReading {
+    var counted: Int { size }
+    mutating func read(_ part: [UInt8], limit: Int) throws -> [MagnetsCore.Operation] { try read(part) }
+}
+
+extension CompactBundle.Reader: BundleReading {}
+
 /// One message of a live connection: a control message, or a part of a bundle.
 public enum LiveMessage: Sendable {
     case control(ExchangeMessage)
@@ -44,12 +62,31 @@ public struct QueuedChannel: ExchangeChannel {
 extension ExchangeChannel {
     func send(_ message: ExchangeMessage) async throws { try await send(.control(message)) }
 
-    /// Sends a bundle (`OpBundle`'s lines) in parts of about `ExchangeMessage.partSize` bytes,
-    /// each sent as soon as it is written: `header` (its line), then the ops of each `next()`
-    /// until it gives none.
-    func sendBundle(header: String, _ next: () async throws -> [MagnetsCore.Operation]?) async throws {
+    /// Sends a bundle in `encoding`, each message as soon as it is written: text (`OpBundle`'s
+    /// lines, `line` its header's) in parts of about `ExchangeMessage.partSize` bytes, or
+    /// compact (`CompactBundle`) as its header block, then a block of ops for each `next()` (or
+    /// more than one, each about `partSize` at most) until it gives none.
+    func sendBundle(
+        header: OpBundle.Header, line: String, encoding: ExchangeMessage.BundleEncoding,
+        _ next: () async throws -> [MagnetsCore.Operation]?
+    ) async throws {
+        if encoding == .compact {
+            try await send(.part(CompactBundle.headerBlock(header)))
+            while let ops = try await next() {
+                var block = CompactBundle.BlockWriter()
+                for op in ops {
+                    block.add(op)
+                    if block.size >= ExchangeMessage.partSize {
+                        try await send(.part(block.finish()))
+                        block = CompactBundle.BlockWriter()
+                    }
+                }
+                if block.count > 0 { try await send(.part(block.finish())) }
+            }
+            return
+        }
         var out = OpJSONWriter()
-        out.json.raw(utf8: header + "\n")
+        out.json.raw(utf8: line + "\n")
         func flush() async throws {
             try await send(.part(out.json.withBytes { Array($0) }))
             out.json.removeAll()
@@ -63,20 +100,24 @@ extension ExchangeChannel {
         if out.json.count > 0 { try await flush() }
     }
 
-    /// Reads the other side's bundle to its end (its header's count of ops), checked as `parse`
-    /// checks a bundle, refusing it past `limit` bytes in all (`ExchangeError.tooLarge`). Of the
-    /// control messages that may come before its end, a refusal ends the exchange and `taken`
-    /// is let by. The bundle must keep coming: the wait of `timeout` starts again only at each
-    /// `ExchangeMessage.progressSize` bytes received, not at each part or `taken`, so a peer
-    /// that trickles tiny parts is given up on (`ExchangeError.timedOut`) as one that is silent.
+    /// Reads the other side's bundle in `encoding` to its end (its header's count of ops),
+    /// checked as `parse` checks a bundle, refusing it past `limit` in all
+    /// (`ExchangeError.tooLarge`; a compact bundle counts its weight, `CompactBundle.weight`).
+    /// Of the control messages that may come before its end, a refusal ends the exchange and
+    /// `taken` is let by. The bundle must keep coming: the wait of `timeout` starts again only
+    /// at each `ExchangeMessage.progressSize` bytes (or weight) received, not at each part or
+    /// `taken`, so a peer that trickles tiny parts is given up on (`ExchangeError.timedOut`) as
+    /// one that is silent.
     func receiveBundle(
-        name: String, limit: Int, timeout: Duration
+        name: String, limit: Int, timeout: Duration, encoding: ExchangeMessage.BundleEncoding = .text
     ) async throws -> (header: OpBundle.Header, ops: [MagnetsCore.Operation]) {
-        var reader = OpBundle.Reader(name: name)
+        var reader: any BundleReading =
+            encoding == .compact ? CompactBundle.Reader(name: name) : OpBundle.Reader(name: name)
         var ops: [MagnetsCore.Operation] = []
         var size = 0
         var waitBegan = ContinuousClock.now
         var sinceWaitBegan = 0
+        let tooLarge = ExchangeError.tooLarge("\(name) is larger than the limit of \(limit) bytes; nothing was changed")
         while !reader.isComplete {
             let what = size == 0 ? name : "the rest of \(name) (after \(size) bytes)"
             guard let message = try await receive(before: waitBegan + timeout, timeout, waitingFor: what) else {
@@ -85,12 +126,10 @@ extension ExchangeChannel {
             switch message {
             case .part(let bytes):
                 size += bytes.count
-                guard size <= limit else {
-                    throw ExchangeError.tooLarge(
-                        "\(name) is larger than the limit of \(limit) bytes; nothing was changed")
-                }
-                ops += try reader.read(bytes)
-                sinceWaitBegan += bytes.count
+                guard size <= limit else { throw tooLarge }
+                let counted = reader.counted
+                do { ops += try reader.read(bytes, limit: limit) } catch is CompactBundle.OverLimit { throw tooLarge }
+                sinceWaitBegan += reader.counted - counted
                 if sinceWaitBegan >= ExchangeMessage.progressSize {
                     waitBegan = .now
                     sinceWaitBegan = 0
@@ -167,17 +206,30 @@ public enum ClientExchange {
     /// send it. A board that gained more since the file's last sync needs a new clone.
     public static let bundleLimit = 64 << 20
 
+    /// The forms of bundle a client offers by default (text is always understood).
+    public static let encodings: [ExchangeMessage.BundleEncoding] = [.compact]
+
+    /// `encodings`: the forms of bundle the client offers besides text (none: a protocol-1
+    /// text client, as the benchmark's comparison runs one).
     public static func run(
         _ file: BoardFile, over channel: some ExchangeChannel, peerName: String, dryRun: Bool,
-        receiveOnly: Bool = false, timeout: Duration = timeout
+        receiveOnly: Bool = false, timeout: Duration = timeout,
+        encodings: [ExchangeMessage.BundleEncoding] = encodings
     ) async throws -> SyncReport {
         var exchange = try FileExchange(file, peerName: peerName, dryRun: dryRun, receiveOnly: receiveOnly)
         do {
-            try await channel.send(.hello(exchange.hello))
+            var hello = exchange.hello
+            hello.encodings = encodings
+            try await channel.send(.hello(hello))
             guard
                 case .hello(let peer) = try await channel.receiveControl(
                     expecting: "the server's hello", timeout: timeout)
             else { throw ExchangeError.malformed("\(peerName) did not answer with its hello") }
+            let encoding = peer.encoding
+            guard encoding == .text || encodings.contains(encoding) else {
+                try? await channel.send(.refuse(status: 400, error: "the server chose a form of bundle not offered"))
+                throw ExchangeError.malformed("\(peerName) chose a form of bundle the client did not offer")
+            }
             do { try exchange.meet(peer) } catch {
                 try? await channel.send(.refuse(status: 400, error: error.localizedDescription))
                 throw error
@@ -190,7 +242,7 @@ public enum ClientExchange {
             let sending = Task {
                 let offer = try await offering.value
                 var lines = offer.lines.makeIterator()
-                try await channel.sendBundle(header: offer.header) {
+                try await channel.sendBundle(header: offer.bundleHeader, line: offer.header, encoding: encoding) {
                     var chunk: [MagnetsCore.Operation] = []
                     while chunk.count < 10_000, let op = lines.next() { chunk.append(op) }
                     return chunk.isEmpty ? nil : chunk
@@ -199,7 +251,7 @@ public enum ClientExchange {
             }
             do {
                 let received = try await channel.receiveBundle(
-                    name: "the answer of \(peerName)", limit: bundleLimit, timeout: timeout)
+                    name: "the answer of \(peerName)", limit: bundleLimit, timeout: timeout, encoding: encoding)
                 try exchange.check(received.header, received.ops)
                 exchange.offered(try await sending.value)
             } catch {
@@ -312,11 +364,15 @@ public struct ServerExchange: Sendable {
         let clientClock = hello.clock
         let first = try await board.read { try $0.beginExport(probing: clientClock) }
         let own = first.clock
-        try await channel.send(.hello(.init(board: board.boardID, clock: own, mayWrite: mayWrite)))
+        // Compact bundles both ways when the client reads them; text otherwise (protocol 1).
+        let encoding: ExchangeMessage.BundleEncoding = hello.encodings.contains(.compact) ? .compact : .text
+        try await channel.send(
+            .hello(.init(board: board.boardID, clock: own, mayWrite: mayWrite, encoding: encoding)))
         let sending = Task {
             // A part of the log at a time, each a turn of its own on the board.
             var parts = first
-            try await channel.sendBundle(header: parts.header) {
+            let header = OpBundle.Header(board: board.boardID, clock: own, count: first.count)
+            try await channel.sendBundle(header: header, line: parts.header, encoding: encoding) {
                 guard !parts.isDone else { return nil }
                 let (ops, read) = try await board.read { [parts] file in
                     var parts = parts
@@ -328,7 +384,8 @@ public struct ServerExchange: Sendable {
         }
         let received: (header: OpBundle.Header, ops: [MagnetsCore.Operation])
         do {
-            received = try await channel.receiveBundle(name: "the client's bundle", limit: limit, timeout: timeout)
+            received = try await channel.receiveBundle(
+                name: "the client's bundle", limit: limit, timeout: timeout, encoding: encoding)
             guard received.header.board == board.boardID else {
                 throw StoreError.differentBoards("the client's bundle", "this board")
             }

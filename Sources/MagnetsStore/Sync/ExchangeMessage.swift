@@ -44,13 +44,31 @@ public enum ExchangeMessage: Sendable, Equatable {
         public var dryRun: Bool
         /// Server only: whether the client's token may write (`"write"`) or only read (`"read"`).
         public var mayWrite: Bool
+        /// Client only (`"encodings"`): the forms of bundle it reads besides text, which the
+        /// server may choose from. A protocol-1 client that names none gets text.
+        public var encodings: [BundleEncoding]
+        /// Server only (`"encoding"`): the form both bundles of this exchange take; text when a
+        /// hello names none (a server that knows no other).
+        public var encoding: BundleEncoding
 
-        public init(board: String?, clock: VectorClock, dryRun: Bool = false, mayWrite: Bool = true) {
+        public init(
+            board: String?, clock: VectorClock, dryRun: Bool = false, mayWrite: Bool = true,
+            encodings: [BundleEncoding] = [], encoding: BundleEncoding = .text
+        ) {
             self.board = board
             self.clock = clock
             self.dryRun = dryRun
             self.mayWrite = mayWrite
+            self.encodings = encodings
+            self.encoding = encoding
         }
+    }
+
+    /// The forms a bundle takes on the connection: the §5 text cut into parts anywhere, or
+    /// `CompactBundle`'s blocks, one to a message.
+    public enum BundleEncoding: String, Sendable, Equatable {
+        case text
+        case compact
     }
 
     public struct Done: Sendable, Equatable {
@@ -69,7 +87,7 @@ public enum ExchangeMessage: Sendable, Equatable {
 
     /// The message as the text of a WebSocket message.
     public var text: String {
-        let object: [(String, JSONValue)]
+        var object: [(String, JSONValue)]
         switch self {
         case .hello(let hello):
             object = [
@@ -77,6 +95,10 @@ public enum ExchangeMessage: Sendable, Equatable {
                 ("board", hello.board.map(JSONValue.string) ?? .null), ("clock", hello.clock.json),
                 ("dry_run", .bool(hello.dryRun)), ("access", .string(hello.mayWrite ? "write" : "read")),
             ]
+            if !hello.encodings.isEmpty {
+                object.append(("encodings", .array(hello.encodings.map { .string($0.rawValue) })))
+            }
+            if hello.encoding != .text { object.append(("encoding", .string(hello.encoding.rawValue))) }
         case .checked: object = [("type", .string("checked"))]
         case .done(let done):
             object = [
@@ -127,10 +149,22 @@ public enum ExchangeMessage: Sendable, Equatable {
                 }
                 board = id
             }
+            // Forms a client names that this side does not know are passed over; a form the
+            // server chose that this side does not read ends the exchange.
+            let encodings = (json["encodings"]?.arrayValue ?? []).compactMap {
+                $0.stringValue.flatMap(BundleEncoding.init(rawValue:))
+            }
+            var encoding = BundleEncoding.text
+            if let value = json["encoding"], !value.isNull {
+                guard let name = value.stringValue, let known = BundleEncoding(rawValue: name) else {
+                    throw ExchangeError.malformed("a hello message's \"encoding\" is not one this side reads")
+                }
+                encoding = known
+            }
             self = .hello(
                 Hello(
                     board: board, clock: try clock("clock"), dryRun: json["dry_run"] == .bool(true),
-                    mayWrite: json["access"]?.stringValue != "read"))
+                    mayWrite: json["access"]?.stringValue != "read", encodings: encodings, encoding: encoding))
         case "checked": self = .checked
         case "done":
             self = .done(

@@ -63,7 +63,9 @@ public struct FileExchange: Sendable {
     /// What the file sends: its bundle's header line, the ops the peer lacks (in replay order),
     /// and the probes to go among them.
     public struct Offer: Sendable {
+        /// The header line of the bundle as text, and the header itself.
         public let header: String
+        public let bundleHeader: OpBundle.Header
         let ops: [MagnetsCore.Operation]
         let probes: [MagnetsCore.Operation]
 
@@ -92,7 +94,10 @@ public struct FileExchange: Sendable {
         func header(_ count: Int) -> String {
             OpBundle.headerLine(board: local.boardID, clock: local.clock, since: peerClock, count: count)
         }
-        guard mayWrite else { return Offer(header: header(0), ops: [], probes: []) }
+        func bundleHeader(_ count: Int) -> OpBundle.Header {
+            OpBundle.Header(board: local.boardID, clock: local.clock, count: count)
+        }
+        guard mayWrite else { return Offer(header: header(0), bundleHeader: bundleHeader(0), ops: [], probes: []) }
         let probes = try session.ops(
             withIDs: peerClock.replicas.compactMap { name in
                 let held = peerClock[name]
@@ -103,7 +108,8 @@ public struct FileExchange: Sendable {
         for op in probes { lamports[op.id.replica] = op.lamport }
         let lacked = try session.ops(notCoveredBy: peerClock, lamports: lamports)
         return Offer(
-            header: header(probes.count + lacked.count), ops: lacked,
+            header: header(probes.count + lacked.count), bundleHeader: bundleHeader(probes.count + lacked.count),
+            ops: lacked,
             probes: probes.sorted(by: MagnetsCore.Operation.replaysBefore))
     }
 
