@@ -222,14 +222,14 @@ struct CompactBundleTests: BoardFileMaking {
     // MARK: - Through the exchange
 
     /// A board with a tray, a zone and a magnet, and a clone of it that moved the magnet.
-    func pair() throws -> (server: BoardFile, alice: BoardFile, magnet: MagnetID) {
+    func pair() async throws -> (server: BoardFile, alice: BoardFile, magnet: MagnetID) {
         let server = try make("server.magnets", replica: "server", interval: 8)
         try server.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: 3) }
         try server.record(author: "s") { _ in
             .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60), capacity: 1))
         }
         try server.record(author: "s") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
-        let alice = try BoardFile.clone(from: FileServer(server), to: path("alice.magnets"), replica: "alice")
+        let alice = try await BoardFile.clone(from: FileServer(server), to: path("alice.magnets"), replica: "alice")
         let m = try #require(server.current().board.sortedMagnets.first?.id)
         for x in [300.0, 420, 430.5] {
             try alice.record(author: "a") { _ in
@@ -261,7 +261,7 @@ struct CompactBundleTests: BoardFileMaking {
 
     @Test("a text client (protocol 1, no encodings named) and a compact one sync to the same files, byte for byte")
     func textAndCompactAgree() async throws {
-        let (server, alice, _) = try pair()
+        let (server, alice, _) = try await pair()
         let (server2, alice2) = (try copy(server, "server2.magnets"), try copy(alice, "alice2.magnets"))
         let compact = try await BoardFile.sync(alice, remote: FileServer(server))
         let text = try await BoardFile.sync(alice2, remote: FileServer(server2), encodings: [])
@@ -278,7 +278,7 @@ struct CompactBundleTests: BoardFileMaking {
         "a mutated compact message from the server or the client is refused cleanly: nothing written on either side",
         arguments: 0..<24)
     func mutatedMessages(seed: Int) async throws {
-        let (server, alice, _) = try pair()
+        let (server, alice, _) = try await pair()
         let (fileBefore, serverBefore) = (try snapshot(alice), try snapshot(server))
         // The seed picks the side, the byte and how it changes; hellos and other text pass.
         let mangle: @Sendable (LiveMessage) -> LiveMessage = { message in
