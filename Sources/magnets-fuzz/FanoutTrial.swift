@@ -121,8 +121,13 @@ struct FanoutRound {
                 "revoked streams got \(revokedGot) ops; only the \(sizes[0]) posted before the revoke may reach them "
                     + "(POSTs took \(postSeconds) s)")
         }
-        let open = deaf.filter { !closedByServer($0, within: 10) }.count
-        guard open == 0 else { fail("\(open) of \(deaf.count) readers that never read were not closed") }
+        let open = stillOpen(deaf, after: 15)
+        guard open.isEmpty else {
+            let streamsOpen = open.filter { deaf.prefix(deafStreams).contains($0) }.count
+            fail(
+                "of the readers that never read, \(streamsOpen) of \(deafStreams) event streams and "
+                    + "\(open.count - streamsOpen) of \(deafLive) live followers were not closed")
+        }
         tally.probing.store(false, ordering: .relaxed)
         guard server.isRunning else { fail("the server died") }
         let peakRSS = tally.peak.load(ordering: .relaxed)
@@ -247,17 +252,24 @@ private struct BodyChunks {
     }
 }
 
-/// Whether the server closes `fd` within `seconds` (what it had sent first is read and dropped).
-private func closedByServer(_ fd: Int32, within seconds: Double) -> Bool {
+/// Those of `fds` the server has not closed `seconds` from now (what it had sent them first is
+/// read and dropped).
+private func stillOpen(_ fds: [Int32], after seconds: Double) -> Set<Int32> {
     let deadline = now() + UInt64(seconds * 1e9)
+    var open = Set(fds)
     var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while now() < deadline {
-        var wait = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&wait, 1, 100) > 0 else { continue }
-        let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-        if n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) { return true }
+    while !open.isEmpty, now() < deadline {
+        for fd in open {
+            while true {
+                let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                if n > 0 { continue }
+                if n == 0 || (errno != EAGAIN && errno != EINTR) { open.remove(fd) }
+                break
+            }
+        }
+        usleep(50_000)
     }
-    return false
+    return open
 }
 
 /// `magnets serve --dir boards --port 0 --timeout 3`, with tokens.
