@@ -8,7 +8,7 @@ import Synchronization
 // CONNECTIONS connections ($MAGNETS_FANOUT_CONNECTIONS, at least 25; 1,000 by default): 20 event streams that
 // read everything, 5 that read with a token revoked mid-round, and the rest, in a seeded mix of
 // event streams and live followers, that never read (4 KiB receive buffers, as slow clients far
-// away have). It then POSTs a seeded 1–3 bundles of 1,000–5,000 moves ($MAGNETS_FANOUT_SIZES: a
+// away have). It then POSTs a seeded 2–3 bundles of 3,000–5,000 moves ($MAGNETS_FANOUT_SIZES: a
 // list, e.g. 4000,4000) while another board's
 // `/show` is asked for again and again. Each round must end with: every POST answered 200, every
 // reading stream holding every op, every revoked stream ended without any op of a POST sent a
@@ -26,12 +26,14 @@ func fanoutTrial(rounds: Int, seed: UInt64, work: String) -> Int32 {
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let deafLive = Int.random(in: 0...(connections - readers - doomed), using: &rng)
         let deafStreams = connections - readers - doomed - deafLive
-        let posts = Int.random(in: 1...3, using: &rng)
+        // At least 6,000 ops in all: more than a reader that never reads can take into its
+        // buffers, so each one's writes stall and it is closed (with less it may rightly stay).
+        let posts = Int.random(in: 2...3, using: &rng)
         let sizes =
             ProcessInfo.processInfo.environment["MAGNETS_FANOUT_SIZES"].map {
                 $0.split(separator: ",").compactMap { Int($0) }
             }
-            ?? (0..<posts).map { _ in Int.random(in: 1000...5000, using: &rng) }
+            ?? (0..<posts).map { _ in Int.random(in: 3000...5000, using: &rng) }
         let figures = FanoutRound(folder: folder, seed: rng.next()).run(
             readers: readers, doomed: doomed, deafStreams: deafStreams, deafLive: deafLive, sizes: sizes)
         print("fanout: round \(round): \(figures)")
