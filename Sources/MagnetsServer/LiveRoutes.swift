@@ -100,7 +100,14 @@ struct LiveSession {
             logger.info(
                 "live connection ended", metadata: ["board": "\(board.name)", "why": "\(error.localizedDescription)"])
         }
+        // The close frame may wait behind what a reader never read: the connection is closed
+        // whatever becomes of the frame within a second.
+        let cutOff = Task {
+            try await Task.sleep(for: .seconds(1))
+            connection.close(promise: nil)
+        }
         try? await outbound.close(.normalClosure, reason: nil)
+        cutOff.cancel()
     }
 
     /// Writes what the board puts into the outbox, as it comes, until the outbox ends; a reader

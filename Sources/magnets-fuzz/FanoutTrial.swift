@@ -11,7 +11,7 @@ import Synchronization
 // away have). It then POSTs a seeded 2–3 bundles of 3,000–5,000 moves ($MAGNETS_FANOUT_SIZES: a
 // list, e.g. 4000,4000) while another board's
 // `/show` is asked for again and again. Each round must end with: every POST answered 200, every
-// reading stream holding every op, every revoked stream ended without any op of a POST sent a
+// reading stream holding every op or closed for falling behind, every revoked stream ended without any op of a POST sent a
 // second after the revoke, every
 // reader that never read closed by the server, the server alive. The figures the issue names
 // (POST ≤ 2 s, `/show` p99 ≤ 200 ms, RSS < 500 MiB and back near its start after the
@@ -105,20 +105,26 @@ struct FanoutRound {
             }
         }
         let deadline = Date().addingTimeInterval(60)
-        func counts() -> [Int] { tally.counts.withLock { Array($0.prefix(readers)) } }
-        while counts().contains(where: { $0 < total }), Date() < deadline { usleep(50_000) }
-        if let short = counts().firstIndex(where: { $0 < total }) {
-            fail(
-                "reading stream \(short) holds \(counts()[short]) of \(total) ops (all: \(counts()); ended: \(tally.ended.withLock { $0.map { $0 > 0 } }); POSTs: \(answers))"
-            )
+        // A reading stream ends with every op, or is closed by the server for falling behind
+        // (a client then catches up by an exchange); none may stay open short of an op.
+        func short() -> [Int] {
+            let (counts, ended) = (tally.counts.withLock { $0 }, tally.ended.withLock { $0 })
+            return (0..<readers).filter { counts[$0] < total && ended[$0] == 0 }
         }
+        while !short().isEmpty, Date() < deadline { usleep(50_000) }
+        if let index = short().first {
+            fail(
+                "reading stream \(index) is open with \(tally.counts.withLock { $0[index] }) of \(total) ops "
+                    + "(POSTs: \(answers))")
+        }
+        let fellBehind = tally.counts.withLock { counts in (0..<readers).filter { counts[$0] < total }.count }
         let deadlineEnd = Date().addingTimeInterval(60)
         while tally.ended.withLock({ $0.suffix(doomed).contains(0) }), Date() < deadlineEnd { usleep(50_000) }
         guard tally.ended.withLock({ !$0.suffix(doomed).contains(0) }) else {
             fail("a revoked token's event stream is still open a minute after the revoke")
         }
         let revokedGot = tally.counts.withLock { Array($0.suffix(doomed)) }
-        guard revokedGot.allSatisfy({ $0 == sizes[0] }) else {
+        guard revokedGot.allSatisfy({ $0 <= sizes[0] }) else {
             fail(
                 "revoked streams got \(revokedGot) ops; only the \(sizes[0]) posted before the revoke may reach them "
                     + "(POSTs took \(postSeconds) s)")
@@ -137,7 +143,8 @@ struct FanoutRound {
         usleep(2_000_000)
         let sorted = tally.latencies.withLock { $0 }.sorted()
         let p99 = sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-        return "\(readers) reading + \(doomed) revoked + \(deafStreams) deaf streams + \(deafLive) deaf live; "
+        return
+            "\(readers) reading (\(fellBehind) closed for falling behind) + \(doomed) revoked + \(deafStreams) deaf streams + \(deafLive) deaf live; "
             + "POSTs of \(sizes) ops took \(postSeconds.map { String(format: "%.2f", $0) }) s (target ≤ 2); "
             + "other /show p99 \(String(format: "%.0f", p99 * 1000)) ms, max \(String(format: "%.0f", (sorted.last ?? 0) * 1000)) ms "
             + "over \(sorted.count) (target p99 ≤ 200); revoked streams took none of the ops posted a second after "
