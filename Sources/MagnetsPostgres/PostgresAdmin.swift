@@ -25,14 +25,7 @@ public struct PostgresAdmin: BoardAdmin {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/\(name).magnets"
-        let file: BoardFile
-        if let from {
-            let source = try BoardFile.open(from, for: .reading)
-            defer { try? source.close() }
-            file = try source.clone(to: path, replica: replica)
-        } else {
-            file = try BoardFile.create(path, name: name, size: size, replica: replica, author: replica)
-        }
+        let file = try BoardFile.make(path, from: from, name: name, size: size, replica: replica)
         defer { try? file.close() }
         try await BoardDatabase.using(address) { database in try await database.addBoard(name: name, file: file) }
         return AddedBoard(

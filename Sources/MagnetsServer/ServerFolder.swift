@@ -40,14 +40,7 @@ extension ServerFolder: BoardAdmin {
             throw StoreError.failed("cannot create the folder \(directory): \(error.localizedDescription)")
         }
         let path = boardPath(name)
-        let file: BoardFile
-        if let from {
-            let source = try BoardFile.open(from, for: .reading)
-            defer { try? source.close() }
-            file = try source.clone(to: path, replica: replica)
-        } else {
-            file = try BoardFile.create(path, name: name, size: size, replica: replica, author: replica)
-        }
+        let file = try BoardFile.make(path, from: from, name: name, size: size, replica: replica)
         defer { try? file.close() }
         return AddedBoard(id: file.boardID, location: ("file", path), described: path)
     }

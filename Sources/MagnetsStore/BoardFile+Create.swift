@@ -21,6 +21,17 @@ extension BoardFile {
         return try open(path)
     }
 
+    /// A new board file at `path` for a server (`server add`): a copy of the board file `from`
+    /// under `replica`, or, without one, a new board made by `replica`.
+    public static func make(
+        _ path: String, from: String?, name: String, size: Size, replica: String
+    ) throws -> BoardFile {
+        guard let from else { return try create(path, name: name, size: size, replica: replica, author: replica) }
+        let source = try open(from, for: .reading)
+        defer { try? source.close() }
+        return try source.clone(to: path, replica: replica)
+    }
+
     /// Builds a new board file with an empty log, then lets `fill` add its first ops, all under
     /// a temporary name linked into place only when complete (`TemporaryBuild`).
     static func create(
