@@ -15,10 +15,10 @@ import MagnetsStore
 //   magnets-fuzz pg-kill|pg-restart N [SEED]   (PostgresTrials.swift; needs PostgreSQL installed)
 //                                   `magnets serve` under kills, stalls and mutated requests
 //                                   (ServerTrials.swift)
-//   magnets-fuzz converge N [SEED]  N seeded schedules of 3–4 replicas in board files, synced
+//   magnets-fuzz converge N [SEED [FROM]]  N seeded schedules of 3–4 replicas in board files, synced
 //                                   file to file, by bundles and through a server's exchange;
 //                                   each must converge, each file equal its log's replay
-//                                   (ConvergeTrial.swift)
+//                                   (ConvergeTrial.swift); FROM resumes a stopped run
 //   magnets-fuzz hostile-server N [SEED]   clone, sync and sync --watch against a seeded hostile
 //                                   server (HostileServerTrial.swift)
 //   magnets-fuzz fanout N [SEED]    N rounds of 1,000 connections to one board, half never
@@ -407,7 +407,9 @@ case "slow-clients": slowClientsTrial(count: count, seed: seed, work: work)
 case "http": httpFuzzTrial(count: count, work: work)
 case "pg-kill": postgresKillTrial(kills: count, seed: seed, work: work)
 case "pg-restart": postgresRestartTrial(restarts: count, seed: seed, work: work)
-case "converge": if await convergeTrial(count: count, seed: seed, work: work) != 0 { exit(1) }
+case "converge":
+    let from = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
+    if await convergeTrial(count: count, seed: seed, from: from, work: work) != 0 { exit(1) }
 case "hostile-server": hostileServerTrial(runs: count, seed: seed, work: work)
 case "fanout": if fanoutTrial(rounds: count, seed: seed, work: work) != 0 { exit(1) }
 case "descriptors": descriptorTrial(runs: count, seed: seed, work: work)
