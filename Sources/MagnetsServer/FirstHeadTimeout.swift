@@ -4,6 +4,10 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The server's connections: HTTP/1.1 that may upgrade to the live connection's WebSocket, with
 /// a connection that goes silent before its first request head is whole closed after
 /// `idleTimeout`, and a first request that cannot be parsed answered 400. (The upgradable pipeline adds the HTTP idle timeout only once that head has
@@ -32,6 +36,12 @@ struct LiveServerChannel: ServerChildChannel {
 
 /// Closes a connection on which nothing arrives for `timeout` before the end of its first
 /// request head (the blank line after the header fields), then steps out of the pipeline.
+///
+/// "Nothing arrives" is the client's silence, not the server's: an event loop held up (a
+/// starved process, a long run of tasks) runs the timers that came due meanwhile before it
+/// reads its sockets again, so a timer may fire while the client's request waits in the kernel
+/// unread. Then the connection is kept and the timer started again; closing it would drop the
+/// request unanswered (and, with unread bytes, reset the connection).
 final class FirstHeadTimeout: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -67,8 +77,33 @@ final class FirstHeadTimeout: ChannelInboundHandler, RemovableChannelHandler {
 
     private func restart(_ context: ChannelHandlerContext) {
         timer?.cancel()
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: timeout) { loopBound.value.close(promise: nil) }
+        let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: timeout) {
+            Self.bytesWaitUnread(on: loopBound.value.context.channel).whenComplete { waiting in
+                let (handler, context) = loopBound.value
+                if (try? waiting.get()) == true {
+                    handler.restart(context)
+                } else {
+                    context.close(promise: nil)
+                }
+            }
+        }
+    }
+
+    /// Whether the kernel holds bytes received on `channel` that the server has not read yet: on
+    /// Linux, whether its receive queue holds any memory (`SO_MEMINFO`, the first of its
+    /// counters); elsewhere false (it cannot tell).
+    static func bytesWaitUnread(on channel: any Channel) -> EventLoopFuture<Bool> {
+        #if os(Linux)
+            if let socket = channel as? any SocketOptionProvider {
+                // SK_MEMINFO_VARS counters of 32 bits; a kernel with fewer fills the first ones.
+                typealias MemoryInfo = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+                let info: EventLoopFuture<MemoryInfo> = socket.unsafeGetSocketOption(
+                    level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_MEMINFO))
+                return info.map { $0.0 > 0 }
+            }
+        #endif
+        return channel.eventLoop.makeSucceededFuture(false)
     }
 }
 

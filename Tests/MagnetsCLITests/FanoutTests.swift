@@ -220,6 +220,43 @@ struct FanoutTests: ScratchSuite {
     }
 }
 
+extension FanoutTests {
+    /// A server held up past `--timeout` (stopped here by SIGSTOP, as a loaded machine starves
+    /// it) finds, when it runs again, the timers of connections that arrived before it stopped
+    /// already due: the close of a connection silent before its first head must not win over the
+    /// request that came meanwhile and waits unread in the kernel (else it is reset without an
+    /// answer: magnets-fuzz fanout's "/show answered with nothing").
+    @Test("a request that waits unread while the server is held up past --timeout is answered")
+    func heldUpServer() throws {
+        must("server", "add", "other", "--dir", "boards")
+        let token = serverToken("other")
+        let server = try TestServer(scratch, extra: ["--timeout", "0.3"])
+        let pid = server.started.process.processIdentifier
+        let (client, done, answers) = (server.client, Flag(), Latencies())
+        let probes = Counts(4)
+        for i in 0..<4 {
+            Thread.detached {
+                while !done.isSet {
+                    let start = Date()
+                    let status = (try? client.request("GET", "/boards/other/show", token: token))?.status ?? 0
+                    answers.add(Date().timeIntervalSince(start), ok: status == 200)
+                }
+                probes.add(i)
+            }
+        }
+        for _ in 0..<25 {
+            usleep(UInt32.random(in: 30_000...150_000))
+            kill(pid, SIGSTOP)
+            usleep(600_000)
+            kill(pid, SIGCONT)
+        }
+        done.set()
+        while (0..<4).contains(where: { probes.get($0) == 0 }) { usleep(10_000) }
+        let (_, slowest, failed) = answers.summary()
+        #expect(failed == 0, "\(failed) requests got no 200 (the slowest took \(slowest) s)")
+    }
+}
+
 /// Per-reader counters shared with the reading threads.
 final class Counts: Sendable {
     private let values: Mutex<[Int]>
