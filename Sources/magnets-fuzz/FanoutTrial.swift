@@ -7,15 +7,16 @@ import Synchronization
 // rounds starts `magnets serve --timeout 3` on a fresh folder and opens, on board `fridge`,
 // CONNECTIONS connections ($MAGNETS_FANOUT_CONNECTIONS, at least 25; 1,000 by default): 20 event streams that
 // read everything, 5 that read with a token revoked mid-round, and the rest, in a seeded mix of
-// event streams and live followers, that never read (4 KiB receive buffers, as slow clients far
-// away have). It then POSTs a seeded 2–3 bundles of 3,000–5,000 moves ($MAGNETS_FANOUT_SIZES: a
+// event streams and live followers, that never read (4 KiB receive buffers and Ethernet-sized
+// segments, as slow clients far away have). It then POSTs a seeded 2–3 bundles of 3,000–5,000 moves ($MAGNETS_FANOUT_SIZES: a
 // list, e.g. 4000,4000) while another board's
 // `/show` is asked for again and again. Each round must end with: every POST answered 200, every
 // reading stream holding every op or closed for falling behind, every revoked stream ended without any op of a POST sent a
 // second after the revoke, every
 // reader that never read closed by the server, the server alive. The figures the issue names
 // (POST ≤ 2 s, `/show` p99 ≤ 200 ms, RSS < 500 MiB and back near its start after the
-// connections close) are printed beside each round's.
+// connections close) are printed beside each round's. $MAGNETS_FANOUT_LOG names a file that
+// the servers' logs are appended to (else they are dropped).
 
 func fanoutTrial(rounds: Int, seed: UInt64, work: String) -> Int32 {
     var rng = SeededRandom(seed: seed)
@@ -84,10 +85,15 @@ struct FanoutRound {
             while tally.probing.load(ordering: .relaxed) {
                 let start = now()
                 let got = server.request("GET", "/boards/other/show", token: other)
-                guard got.status == 200 else { fail("another board's /show answered \(got.status ?? 0): \(got.body)") }
+                guard got.status == 200 else {
+                    fail(
+                        "\(folder.split(separator: "/").last ?? ""): another board's /show answered \(got.status ?? 0) after "
+                            + "\(String(format: "%.0f", Double(now() - start) / 1e6)) ms: \(got.body)")
+                }
                 tally.latencies.withLock { $0.append(Double(now() - start) / 1e9) }
                 tally.peak.max(server.rssMiB, ordering: .relaxed)
             }
+            tally.probeEnded.store(true, ordering: .releasing)
         }
         var postSeconds: [Double] = []
         var answers: [String] = []
@@ -136,9 +142,19 @@ struct FanoutRound {
                 "of the readers that never read, \(streamsOpen) of \(deafStreams) event streams and "
                     + "\(open.count - streamsOpen) of \(deafLive) live followers were not closed")
         }
+        // The probe's last request and the readers end before their server stops and their
+        // descriptors close: a thread left reading a descriptor that the next round opens anew
+        // would take that round's bytes.
         tally.probing.store(false, ordering: .relaxed)
+        while !tally.probeEnded.load(ordering: .acquiring) { usleep(10_000) }
         guard server.isRunning else { fail("the server died") }
         let peakRSS = tally.peak.load(ordering: .relaxed)
+        for fd in streams { shutdown(fd, Int32(SHUT_RDWR)) }
+        let readersEnd = Date().addingTimeInterval(10)
+        while tally.ended.withLock({ $0.contains(0) }), Date() < readersEnd { usleep(10_000) }
+        guard tally.ended.withLock({ !$0.contains(0) }) else {
+            fail("a reader did not end once its connection was shut")
+        }
         for fd in deaf + streams { close(fd) }
         usleep(2_000_000)
         let sorted = tally.latencies.withLock { $0 }.sorted()
@@ -188,6 +204,7 @@ final class Tally: Sendable {
     let ended: Mutex<[UInt64]>
     let latencies = Mutex<[Double]>([])
     let probing = Atomic<Bool>(true)
+    let probeEnded = Atomic<Bool>(false)
     let peak: Atomic<Int>
 
     init(streams: Int, rss: Int) {
@@ -293,7 +310,14 @@ final class TokenServer: Sendable {
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
         let out = privatePipe()
         process.standardOutput = out
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        // The server's log is dropped unless $MAGNETS_FANOUT_LOG names a file to append it to.
+        let log = ProcessInfo.processInfo.environment["MAGNETS_FANOUT_LOG"]
+        if let log, !FileManager.default.fileExists(atPath: log) {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+        }
+        let logHandle = FileHandle(forWritingAtPath: log ?? "/dev/null")
+        _ = try? logHandle?.seekToEnd()
+        process.standardError = logHandle
         do { try process.run() } catch { fail("cannot start the server: \(error)") }
         Leftovers.started(process.processIdentifier)
         var line: [UInt8] = []
@@ -333,6 +357,11 @@ final class TokenServer: Sendable {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            // And an Ethernet-sized segment: with loopback's 64 KiB ones the server's kernel
+            // grows its send buffer to megabytes, which take every op of a round without a write
+            // ever waiting, so the server rightly cannot tell a reader that never reads.
+            var segment: Int32 = 1448
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -377,14 +406,19 @@ final class TokenServer: Sendable {
         defer { close(fd) }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var ending = "closed"
         while true {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n < 0 && errno == EINTR { continue }
+            if n < 0 { ending = String(cString: strerror(errno)) }
             guard n > 0 else { break }
             answer += buffer[0..<n]
         }
         let text = String(decoding: answer, as: UTF8.self)
-        return (Int(text.dropFirst(9).prefix(3)), text.components(separatedBy: "\r\n\r\n").dropFirst().joined())
+        guard let status = Int(text.dropFirst(9).prefix(3)) else {
+            return (nil, "no status in \(answer.count) bytes, then \(ending)")
+        }
+        return (status, text.components(separatedBy: "\r\n\r\n").dropFirst().joined())
     }
 
     /// A live connection that asked to follow the board's ops and will never read them.
