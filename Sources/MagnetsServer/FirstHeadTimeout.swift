@@ -3,6 +3,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypes
 
 #if canImport(Glibc)
     import Glibc
@@ -137,5 +138,93 @@ final class FirstHeadParseErrors: ChannelInboundHandler, RemovableChannelHandler
         body.clear()
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+/// Closes a connection whose client is silent for `timeout` while it owes a request (part of a
+/// head or body) or between requests, as Hummingbird's own idle timeout does (which this
+/// replaces): never while an answer is being made, and never while bytes the client sent wait
+/// unread in the kernel. The server stops reading while it is held up or while the route has not
+/// taken the body read so far; neither is the client's silence, and closing then reset the
+/// connection with the request unanswered.
+final class RequestIdleTimeout: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let timeout: TimeAmount
+    private var timer: Scheduled<Void>?
+    /// When a part of a request was last read, or an answer last ended.
+    private var lastActive = NIODeadline.now()
+    /// Requests read (their heads) and not yet answered to their end.
+    private var requestsInProgress = 0
+    /// A request's head has come and its end not yet.
+    private var readingRequest = false
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { restart(context, in: timeout) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
+
+    func channelActive(context: ChannelHandlerContext) {
+        restart(context, in: timeout)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastActive = .now()
+        switch unwrapInboundIn(data) {
+        case .head:
+            requestsInProgress += 1
+            readingRequest = true
+        case .body:
+            break
+        case .end:
+            readingRequest = false
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            requestsInProgress = max(0, requestsInProgress - 1)
+            if requestsInProgress == 0 {
+                lastActive = .now()
+                restart(context, in: timeout)
+            }
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func restart(_ context: ChannelHandlerContext, in delay: TimeAmount) {
+        timer?.cancel()
+        let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: delay) {
+            let (handler, context) = loopBound.value
+            handler.expired(context)
+        }
+    }
+
+    private func expired(_ context: ChannelHandlerContext) {
+        timer = nil
+        // An answer is being made: the end of its writing starts the timer again.
+        if requestsInProgress > 0, !readingRequest { return }
+        let quiet = NIODeadline.now() - lastActive
+        guard quiet >= timeout else { return restart(context, in: timeout - quiet) }
+        let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        FirstHeadTimeout.bytesWaitUnread(on: context.channel).whenComplete { waiting in
+            let (handler, context) = loopBound.value
+            if (try? waiting.get()) == true {
+                handler.restart(context, in: handler.timeout)
+            } else {
+                context.close(promise: nil)
+            }
+        }
     }
 }

@@ -90,9 +90,14 @@ public struct BoardServer: Sendable {
                     inner: HTTP1WebSocketUpgradeChannel(
                         responder: responder, webSocketResponder: webSocketResponder,
                         configuration: .init(
+                            // The idle timeout is the server's own (RequestIdleTimeout), not
+                            // Hummingbird's, which took a held-up server for a silent client.
                             http1: .init(
-                                additionalChannelHandlers: [ContinueHandler(maxBody: limits.maxBody)],
-                                idleTimeout: .init(limits.idleTimeout)),
+                                additionalChannelHandlers: [
+                                    ContinueHandler(maxBody: limits.maxBody),
+                                    RequestIdleTimeout(timeout: .init(limits.idleTimeout)),
+                                ],
+                                idleTimeout: nil),
                             ws: .init(
                                 maxFrameSize: ExchangeMessage.maxSize,
                                 autoPing: .enabled(timePeriod: limits.idleTimeout),
