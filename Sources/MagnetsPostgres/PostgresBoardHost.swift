@@ -150,7 +150,9 @@ final class PostgresBoardHost: HostedBoard {
     /// holds; the next request makes a new one (`serving`).
     func letGoIfIdle(after idle: Duration) {
         let board = self.board
-        guard !board.isLetGo, events.readerCount == 0, ContinuousClock.now - lastUsed.withLock({ $0 }) >= idle,
+        // A retired board's cache may still be in a given-up request's hands: it stays until the
+        // server stops, and the board is replaced at its next request.
+        guard !board.needsReplacing, events.readerCount == 0, ContinuousClock.now - lastUsed.withLock({ $0 }) >= idle,
             lettingGo.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         Task {
