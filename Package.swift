@@ -106,6 +106,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // A shared checkpoint's digest (SHA-256).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             plugins: ["EmbedMigrations"]
         ),

@@ -21,6 +21,11 @@ package protocol BoardStore: Sendable {
     /// and, on PostgreSQL, tells the other processes who is here.
     func sweep(stallTimeout timeout: Duration)
 
+    /// Lets go of every board (its cache, file, statements) that no request has used for `idle`
+    /// and that nobody listens to (no event stream, no live connection): its next request opens
+    /// it again, with nothing lost. So a server's memory follows the boards in use.
+    func letGoIdle(after idle: Duration)
+
     /// Ends every board's event streams (the server is stopping).
     func finishEvents()
 

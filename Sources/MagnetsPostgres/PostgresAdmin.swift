@@ -57,6 +57,43 @@ public struct PostgresAdmin: BoardAdmin {
         }
     }
 
+    /// What `checkBoard` found.
+    package struct BoardCheck: Sendable {
+        /// The `n` of the checkpoint the board was made from (0: none was whole).
+        package var checkpoint: Int64
+        /// Why the latest checkpoint was damaged (it was deleted and made again), if it was.
+        package var damage: String?
+        /// How many ops were replayed after the checkpoint.
+        package var replayed: Int
+        /// How many ops the board holds.
+        package var ops: Int
+        /// Each difference between the derived state and a replay from scratch (empty: equal).
+        package var problems: [String]
+        /// The `n` of the checkpoint stored now (nil: none).
+        package var stored: Int64?
+    }
+
+    /// Makes board `name` as a server process does (from its latest shared checkpoint, proven
+    /// whole and covering exactly the log's ops up to its `n`, or from the whole log when it is
+    /// damaged, which deletes it and stores a new one), then replays its whole log from scratch
+    /// and compares every derived table (`BoardFile.check`): a checkpoint is proven equal to a
+    /// replay. Nil when there is no such board.
+    ///
+    /// - Complexity: O(n) in the board's log (the replay from scratch).
+    package func checkBoard(_ name: String) async throws -> BoardCheck? {
+        try await BoardDatabase.using(address) { database -> BoardCheck? in
+            let store = try PostgresBoardStore(database: database, open: true)
+            defer { store.closeAll() }
+            guard let host = try await store.host(name), let board = store.loaded(name) else { return nil }
+            let (ops, problems) = try await host.read { file in (try file.current().opCount, try file.check().problems)
+            }
+            let stored = try await database.latestCheckpoint(board: name)?.n
+            return BoardCheck(
+                checkpoint: board.startedFrom, damage: board.damagedCheckpoint, replayed: board.replayedAtStart ?? 0,
+                ops: ops, problems: problems, stored: stored)
+        }
+    }
+
     /// Every board's name, and every token (never the token itself).
     package func list() async throws -> (boards: [String], tokens: [TokenStore.Listed]) {
         try await BoardDatabase.using(address) { database in

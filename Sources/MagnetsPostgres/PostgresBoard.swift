@@ -3,6 +3,7 @@ import Foundation
 import MagnetsCore
 import MagnetsHosting
 import MagnetsStore
+import NIOCore
 import PostgresNIO
 import Synchronization
 
@@ -26,6 +27,11 @@ import Synchronization
 /// waited may still be running against the cache, so the board retires: every request after
 /// it fails with `unavailable`, and its host serves the board from a new `PostgresBoard` with
 /// a cache of its own, caught up from the log.
+///
+/// Every `checkpointEvery` ops it writes, and when it is let go (`letGo`), the board stores its
+/// cache's image in the database as the board's shared checkpoint (`SharedCheckpoint`), from
+/// which the next process to meet the board starts. A board let go serves nothing more: its
+/// cache is removed, and a request that finds it so (`LetGo`) is served by a new one.
 public final class PostgresBoard: Sendable {
     public let row: BoardDatabase.BoardRow
     /// The cache: never written but under `turns`.
@@ -33,7 +39,7 @@ public final class PostgresBoard: Sendable {
     let database: BoardDatabase
     let turns = BoardTurn()
     /// The last `n` of the log the cache holds (read and written under `turns`).
-    private let taken = Mutex<Int64>(0)
+    private let taken: Mutex<Int64>
     /// Whether the cache has caught up once: the ops of the first catch-up are the board as it
     /// was when this process took it, and no listener is sent them (except those after
     /// `publishedThrough`).
@@ -55,19 +61,55 @@ public final class PostgresBoard: Sendable {
     let publish: @Sendable ([(op: MagnetsCore.Operation, events: [Event])]) -> Void
     /// Whether anyone listens now (events are read back only then).
     let listening: @Sendable () -> Bool
+    /// The `n` of the checkpoint the cache started from (0: it started empty).
+    public let startedFrom: Int64
+    /// Why the board's latest checkpoint could not be started from, when it was damaged (it was
+    /// deleted, and this board made from the whole log).
+    public let damagedCheckpoint: String?
+    /// How many ops the first catch-up replayed (nil before it): with a checkpoint, those after it.
+    public var replayedAtStart: Int? { replayedFirst.withLock { $0 } }
+    private let replayedFirst = Mutex<Int?>(nil)
+    /// How many ops apart (at least) this board writes shared checkpoints.
+    let checkpointEvery: Int64
+    /// The `n` of the latest checkpoint this board knows of (started from or written).
+    private let checkpointed: Mutex<Int64>
+    /// A checkpoint is being written.
+    private let checkpointing = Atomic<Bool>(false)
+    /// Set, under `turns`, once the board is let go (`letGo`).
+    private let wentIdle = Atomic<Bool>(false)
+    /// Whether the board was let go: a request refused with `LetGo` is served by a new one.
+    public var isLetGo: Bool { wentIdle.load(ordering: .acquiring) }
 
+    /// Whether its host must serve it from a new board: it retired, or was let go.
+    public var needsReplacing: Bool { isRetired || isLetGo }
+
+    /// What a request to a board that was let go fails with, before it touched anything: the
+    /// host serves it from a new board.
+    public struct LetGo: Error {}
+
+    /// A board on `cache`, which holds the log up to `n` = `startedFrom` (a checkpoint's image,
+    /// or an empty cache at 0).
     public init(
         row: BoardDatabase.BoardRow, cache: BoardFile, database: BoardDatabase, publishedThrough: Int64? = nil,
-        listening: @escaping @Sendable () -> Bool,
+        startedFrom: Int64 = 0, damagedCheckpoint: String? = nil,
+        checkpointEvery: Int = PostgresBoard.defaultCheckpointEvery, listening: @escaping @Sendable () -> Bool,
         publish: @escaping @Sendable ([(op: MagnetsCore.Operation, events: [Event])]) -> Void
     ) {
         self.row = row
         self.cache = cache
         self.database = database
         self.publishedThrough = publishedThrough
+        self.startedFrom = startedFrom
+        self.damagedCheckpoint = damagedCheckpoint
+        self.checkpointEvery = Int64(max(1, checkpointEvery))
+        taken = Mutex(startedFrom)
+        checkpointed = Mutex(startedFrom)
         self.listening = listening
         self.publish = publish
     }
+
+    /// How many ops apart shared checkpoints are written unless the server says otherwise.
+    public static let defaultCheckpointEvery = 10_000
 
     /// Runs `body` on the cache once it holds every op the database has committed.
     public func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
@@ -88,6 +130,7 @@ public final class PostgresBoard: Sendable {
     private func usingDatabase<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
+        guard !isLetGo else { throw LetGo() }
         guard !isRetired else { throw retiredError }
         do {
             return try await database.withConnection(body)
@@ -102,6 +145,7 @@ public final class PostgresBoard: Sendable {
         let last = taken.withLock { $0 }
         let rows = try await database.ops(board: row.name, after: last, connection)
         let first = !caughtUp.load(ordering: .acquiring)
+        if first { replayedFirst.withLock { $0 = rows.count } }
         guard let newest = rows.last?.n else {
             caughtUp.store(true, ordering: .releasing)
             return
@@ -148,6 +192,74 @@ public final class PostgresBoard: Sendable {
         } catch {
             group.fail(error)
         }
+        checkpointIfDue()
+    }
+
+    // MARK: - Shared checkpoints
+
+    /// Writes a shared checkpoint in the background when the cache holds `checkpointEvery` ops
+    /// or more after the latest one it knows of.
+    public func checkpointIfDue() {
+        if lastTaken - checkpointed.withLock({ $0 }) >= checkpointEvery { checkpointSoon() }
+    }
+
+    /// Writes a shared checkpoint in the background, unless one is being written.
+    private func checkpointSoon() {
+        guard checkpointing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        Task {
+            await ClientPresence.$current.withValue(nil) { _ = try? await self.writeCheckpoint() }
+        }
+    }
+
+    /// Stores the cache's image as the board's shared checkpoint, at the last `n` it holds;
+    /// returns that `n`, or nil when the latest checkpoint it knows of is there already. The
+    /// image is taken under the board's turn (one committed state of the cache), and stored after
+    /// it, in one transaction.
+    @discardableResult
+    public func writeCheckpoint() async throws -> Int64? {
+        defer { checkpointing.store(false, ordering: .releasing) }
+        guard let image = try await turns.run({ try await self.takeImage() }) else { return nil }
+        return try await store(image)
+    }
+
+    /// The cache's image now, in a file beside it, and what it holds (under `turns`); nil when
+    /// the board was let go or retired, or the latest checkpoint holds as much.
+    private func takeImage() async throws -> (path: String, n: Int64, ops: Int64)? {
+        let n = lastTaken
+        // A retired board's cache may still be in a request's hands (see the type's comment).
+        guard !isLetGo, !isRetired, n > checkpointed.withLock({ $0 }) else { return nil }
+        let (cache, path) = (self.cache, cache.path + ".image-\(UUID().uuidString.prefix(8))")
+        let ops = try await Blocking.run {
+            try cache.writeImage(to: path)
+            return Int64(try cache.current().opCount)
+        }
+        return (path, n, ops)
+    }
+
+    /// Stores an image `takeImage` took, and removes its file.
+    private func store(_ image: (path: String, n: Int64, ops: Int64)) async throws -> Int64 {
+        defer { SharedCheckpoint.remove(image.path) }
+        let bytes = try await Blocking.run { ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: image.path))) }
+        try await database.insertCheckpoint(board: row.name, n: image.n, ops: image.ops, image: bytes)
+        checkpointed.withLock { $0 = max($0, image.n) }
+        return image.n
+    }
+
+    /// Lets the board go (its host's board has been idle): under its turn, after any request
+    /// before it, it takes an image of the cache if it holds ops after the latest checkpoint it
+    /// knows of, and removes the cache; every request after it is refused with `LetGo`. Then
+    /// it stores the image as the board's shared checkpoint.
+    public func letGo() async throws {
+        let image = try await turns.run { () async throws -> (path: String, n: Int64, ops: Int64)? in
+            guard !self.isLetGo else { return nil }
+            let image = self.isRetired ? nil : try? await self.takeImage()
+            self.wentIdle.store(true, ordering: .releasing)
+            let cache = self.cache
+            try? await Blocking.run { PostgresBoardStore.remove(cache) }
+            return image
+        }
+        if let image { _ = try await store(image) }
     }
 
     /// One PostgreSQL transaction for `writes` (under `turns`): see the type's comment.

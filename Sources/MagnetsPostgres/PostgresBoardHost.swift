@@ -8,12 +8,21 @@ import Synchronization
 
 /// One board of the database, served by this process: its `PostgresBoard` and its listeners.
 /// A board that retires (the database did not answer in time) is replaced by a new one with a
-/// cache of its own; the listeners stay.
+/// cache of its own; the listeners stay. So is a board let go while idle (`letGoIfIdle`): the
+/// host stays, holding only its name and listeners, and the next request makes a new board,
+/// from the board's latest shared checkpoint.
 final class PostgresBoardHost: HostedBoard {
     let row: BoardDatabase.BoardRow
     let database: BoardDatabase
     let cacheFolder: String
+    let checkpointEvery: Int
+    /// Told where each cache started from, and of damaged checkpoints.
+    let logger: Logger
     let events = EventHub()
+    /// When a request last came (or the board was made).
+    private let lastUsed = Mutex(ContinuousClock.now)
+    /// A `letGoIfIdle` is under way.
+    private let lettingGo = Atomic<Bool>(false)
     private let current: Mutex<PostgresBoard>
     /// Retired boards' caches, removed with the others when the server stops (a request given
     /// up on may still be using one).
@@ -27,29 +36,45 @@ final class PostgresBoardHost: HostedBoard {
     private let attempts = Mutex<Int>(0)
 
     /// Makes the board's first cache and catches it up, before anyone can listen to it.
-    init(row: BoardDatabase.BoardRow, database: BoardDatabase, cacheFolder: String) async throws {
+    init(
+        row: BoardDatabase.BoardRow, database: BoardDatabase, cacheFolder: String, checkpointEvery: Int,
+        logger: Logger
+    ) async throws {
         self.row = row
         self.database = database
         self.cacheFolder = cacheFolder
+        self.checkpointEvery = checkpointEvery
+        self.logger = logger
         let events = self.events
-        current = Mutex(try await Self.makeBoard(row, database, cacheFolder, events))
+        current = Mutex(try await Self.makeBoard(row, database, cacheFolder, checkpointEvery, logger, events))
     }
 
-    /// A board on a new cache file, caught up from the log: those ops are the board as it was,
+    /// A board on a new cache file — the image of the board's latest shared checkpoint when it
+    /// is whole, else an empty one — caught up from the log: those ops are the board as it was,
     /// not ops it takes from now on, and no stream is sent them; but when it replaces a retired
-    /// board, the streams are sent those the retired one had not taken.
+    /// board, the streams are sent those the retired one had not taken. A damaged checkpoint is
+    /// deleted, and the board, made from the whole log, stores a new one.
     private static func makeBoard(
-        _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ events: EventHub,
-        replacing retired: PostgresBoard? = nil
+        _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ checkpointEvery: Int,
+        _ logger: Logger, _ events: EventHub, replacing retired: PostgresBoard? = nil
     ) async throws -> PostgresBoard {
         // A path of its own, so that two first requests at once never share a file.
         let path = folder + "/\(row.name).\(UUID().uuidString.prefix(8)).magnets"
-        let cache = try await Blocking.run {
-            try BoardFile.createCache(
-                path, boardID: row.id, replica: row.replica, checkpointInterval: row.checkpointInterval)
-        }
+        let (started, damage) = try await fromCheckpoint(row, database, path, logger)
+        let (cache, startedFrom) =
+            if let started {
+                started
+            } else {
+                (
+                    try await Blocking.run {
+                        try BoardFile.createCache(
+                            path, boardID: row.id, replica: row.replica, checkpointInterval: row.checkpointInterval)
+                    }, Int64(0)
+                )
+            }
         let board = PostgresBoard(
             row: row, cache: cache, database: database, publishedThrough: retired?.lastTaken,
+            startedFrom: startedFrom, damagedCheckpoint: damage.map { "\($0)" }, checkpointEvery: checkpointEvery,
             listening: { events.hasListeners },
             publish: { taken in events.publish(taken) })
         do {
@@ -58,7 +83,31 @@ final class PostgresBoardHost: HostedBoard {
             PostgresBoardStore.remove(cache)
             throw error
         }
+        if damage != nil { _ = try? await board.writeCheckpoint() } else { board.checkpointIfDue() }
+        logger.info(
+            "board opened",
+            metadata: ["board": "\(row.name)", "from": "\(startedFrom)", "replayed": "\(board.replayedAtStart ?? 0)"])
         return board
+    }
+
+    /// The cache at `path` made from the board's latest shared checkpoint, and the `n` it holds
+    /// the log up to; nil when there is none, or when it is damaged (then `damage` says how: it
+    /// has been deleted, and the caller makes the board from the whole log).
+    private static func fromCheckpoint(
+        _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ path: String, _ logger: Logger
+    ) async throws -> (started: (BoardFile, Int64)?, damage: SharedCheckpoint.Damage?) {
+        guard let checkpoint = try await database.latestCheckpoint(board: row.name) else { return (nil, nil) }
+        let log = try await database.logClock(board: row.name, through: checkpoint.n)
+        do {
+            let cache = try await Blocking.run { try checkpoint.open(at: path, for: row, log: log) }
+            return ((cache, checkpoint.n), nil)
+        } catch let damage as SharedCheckpoint.Damage {
+            logger.warning(
+                "a shared checkpoint is damaged: deleted, and made again from the log",
+                metadata: ["board": "\(row.name)", "n": "\(checkpoint.n)", "why": "\(damage)"])
+            try await database.deleteCheckpoint(board: row.name, n: checkpoint.n, digest: checkpoint.digest)
+            return (nil, damage)
+        }
     }
 
     var board: PostgresBoard { current.withLock { $0 } }
@@ -66,21 +115,50 @@ final class PostgresBoardHost: HostedBoard {
     var boardID: String { row.id }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
-        let board = try await serving()
-        do {
-            return try await board.read(body)
-        } catch {
-            await replaceIfRetired(board)
-            throw error
+        lastUsed.withLock { $0 = .now }
+        while true {
+            let board = try await serving()
+            do {
+                return try await board.read(body)
+            } catch is PostgresBoard.LetGo {
+                // Let go before this request touched it: a new board serves it.
+                continue
+            } catch {
+                await replaceIfRetired(board)
+                throw error
+            }
         }
     }
 
     func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error> {
-        let board: PostgresBoard
-        do { board = try await serving() } catch { return .failure(error) }
-        let result = await board.write(item)
-        if case .failure = result { await replaceIfRetired(board) }
-        return result
+        lastUsed.withLock { $0 = .now }
+        while true {
+            let board: PostgresBoard
+            do { board = try await serving() } catch { return .failure(error) }
+            let result = await board.write(item)
+            if case .failure(let error) = result {
+                // Let go before the write touched either store: a new board takes it.
+                if error is PostgresBoard.LetGo { continue }
+                await replaceIfRetired(board)
+            }
+            return result
+        }
+    }
+
+    /// Lets go of the board when no request has come for `idle` and nobody listens (no event
+    /// stream, no live connection): its cache is removed, after a shared checkpoint of what it
+    /// holds; the next request makes a new one (`serving`).
+    func letGoIfIdle(after idle: Duration) {
+        let board = self.board
+        // A retired board's cache may still be in a given-up request's hands: it stays until the
+        // server stops, and the board is replaced at its next request.
+        guard !board.needsReplacing, events.readerCount == 0, ContinuousClock.now - lastUsed.withLock({ $0 }) >= idle,
+            lettingGo.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        Task {
+            defer { lettingGo.store(false, ordering: .releasing) }
+            await ClientPresence.$current.withValue(nil) { try? await board.letGo() }
+        }
     }
 
     /// The board a request is served from: the current one, or, when that has retired, the
@@ -89,10 +167,11 @@ final class PostgresBoardHost: HostedBoard {
     /// When no new board could be made, the request fails at once (`unavailable`).
     private func serving() async throws -> PostgresBoard {
         let board = self.board
-        guard board.isRetired else { return board }
+        guard board.needsReplacing else { return board }
         await replaceIfRetired(board)
         let now = self.board
-        if now.isRetired { throw now.retiredError }
+        // No new board could be made (a board let go says why the database failed us, if it can).
+        if now.needsReplacing { throw now.isRetired ? now.retiredError : database.awayError ?? now.retiredError }
         return now
     }
 
@@ -100,7 +179,7 @@ final class PostgresBoardHost: HostedBoard {
     /// When the new one cannot be made (the database is still away), the board stays retired:
     /// the requests that waited for that attempt do not try again, and the next request does.
     private func replaceIfRetired(_ board: PostgresBoard) async {
-        guard board.isRetired else { return }
+        guard board.needsReplacing else { return }
         let tried = attempts.withLock { $0 }
         await replacing.take()
         defer { replacing.leave() }
@@ -109,12 +188,14 @@ final class PostgresBoardHost: HostedBoard {
         // The new board serves every request from now on: the client of the one making it going
         // away does not cancel it (`ClientPresence`).
         let (row, database, cacheFolder, events) = (self.row, self.database, self.cacheFolder, self.events)
+        let (every, logger) = (checkpointEvery, self.logger)
         let made = try? await ClientPresence.$current.withValue(nil) {
-            try await Self.makeBoard(row, database, cacheFolder, events, replacing: board)
+            try await Self.makeBoard(row, database, cacheFolder, every, logger, events, replacing: board)
         }
         guard let fresh = made else { return }
         current.withLock { $0 = fresh }
-        retired.withLock { $0.append(board.cache) }
+        // A board let go removed its cache itself.
+        if !board.isLetGo { retired.withLock { $0.append(board.cache) } }
         // A notification that came while the new board was made found the old one: take (and
         // stream) what it told of.
         try? await fresh.catchUp()
@@ -132,7 +213,8 @@ final class PostgresBoardHost: HostedBoard {
     }
 
     func closeAll() {
-        PostgresBoardStore.remove(board.cache)
+        let board = self.board
+        if !board.isLetGo { PostgresBoardStore.remove(board.cache) }
         for cache in retired.withLock({ $0 }) { PostgresBoardStore.remove(cache) }
     }
 }

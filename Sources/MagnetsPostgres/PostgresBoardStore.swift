@@ -19,20 +19,27 @@ package final class PostgresBoardStore: BoardStore {
     private let hosts = Mutex<[String: PostgresBoardHost]>([:])
     /// Hands and presence to and from the other processes.
     let relay: HandRelay
+    /// How many ops apart (at least) a board's shared checkpoints are written.
+    let checkpointEvery: Int
+    /// Told where each board's cache started from (`info`) and of damaged checkpoints (`warning`).
+    let logger: Logger
 
     /// The store of the database at `address` for a server: its schema brought up to date first
     /// (a pool of its own, which runs once: a database that is not there fails here, with the
     /// one line that says so). `logger` is told of the pool's own events at `warning` and above:
     /// a database that is down shows in the requests' 503s, not in a line per connection attempt.
     package static func connect(
-        _ address: PostgresAddress, open: Bool, logger: Logger
+        _ address: PostgresAddress, open: Bool, checkpointEvery: Int = PostgresBoard.defaultCheckpointEvery,
+        logger: Logger
     ) async throws
         -> PostgresBoardStore
     {
         try await BoardDatabase.using(address) { _ in }
         var poolLogger = logger
         poolLogger.logLevel = .warning
-        return try PostgresBoardStore(database: BoardDatabase(address: address, logger: poolLogger), open: open)
+        return try PostgresBoardStore(
+            database: BoardDatabase(address: address, logger: poolLogger), open: open, checkpointEvery: checkpointEvery,
+            logger: logger)
     }
 
     /// The database's pool runs before the server and stops after it; the listeners for the
@@ -48,8 +55,13 @@ package final class PostgresBoardStore: BoardStore {
     }
 
     /// A store on `database` (whose pool the caller runs: `services`).
-    package init(database: BoardDatabase, open: Bool) throws {
+    package init(
+        database: BoardDatabase, open: Bool, checkpointEvery: Int = PostgresBoard.defaultCheckpointEvery,
+        logger: Logger = BoardDatabase.silent
+    ) throws {
         self.database = database
+        self.checkpointEvery = checkpointEvery
+        self.logger = logger
         relay = HandRelay(database: database)
         self.open = open
         cacheFolder =
@@ -67,7 +79,8 @@ package final class PostgresBoardStore: BoardStore {
         guard Validation.isServerBoardName(name) else { return nil }
         if let host = hosts.withLock({ $0[name] }) { return host }
         guard let row = try await database.board(named: name) else { return nil }
-        let host = try await PostgresBoardHost(row: row, database: database, cacheFolder: cacheFolder)
+        let host = try await PostgresBoardHost(
+            row: row, database: database, cacheFolder: cacheFolder, checkpointEvery: checkpointEvery, logger: logger)
         let relay = self.relay
         host.events.relay.withLock { $0 = { message in relay.put(name, message) } }
         let (kept, extra) = hosts.withLock { hosts -> (PostgresBoardHost, PostgresBoardHost?) in
@@ -78,6 +91,9 @@ package final class PostgresBoardStore: BoardStore {
         if let extra { Self.remove(extra.board.cache) }
         return kept
     }
+
+    /// The board `name` as this process serves it now, when a request has made it (nil else).
+    package func loaded(_ name: String) -> PostgresBoard? { hosts.withLock { $0[name] }?.board }
 
     package func grant(for token: String) async throws -> TokenStore.Grant? {
         guard !open else { return nil }
@@ -116,6 +132,10 @@ package final class PostgresBoardStore: BoardStore {
         }
     }
     private let heartbeat = Mutex(ContinuousClock.now)
+
+    package func letGoIdle(after idle: Duration) {
+        for host in hosts.withLock({ Array($0.values) }) { host.letGoIfIdle(after: idle) }
+    }
 
     /// A notification of another process's hands or presence: to this process's pages of that board.
     func relayed(_ payload: String) {

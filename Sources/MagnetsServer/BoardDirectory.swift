@@ -4,7 +4,8 @@ import MagnetsHosting
 import MagnetsStore
 import Synchronization
 
-/// The boards of the server's folder: `NAME.magnets`, opened when first asked for and kept open.
+/// The boards of the server's folder: `NAME.magnets`, opened when first asked for and kept open
+/// until idle (`letGoIdle`).
 package final class BoardDirectory: BoardStore {
     let directory: String
     /// nil with `--open`.
@@ -40,18 +41,11 @@ package final class BoardDirectory: BoardStore {
         if let host = hosts.withLock({ $0[name] }) { return host }
         let path = path(of: name)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        // An open board keeps three descriptors; it may not take the last few, which the rest
-        // of the process needs (DescriptorShortage): a 503 until connections close.
-        if BoardFile.isOutOfDescriptors(needing: 8) { throw StoreError.tooManyOpenFiles(path) }
         let file: BoardFile
         do {
-            file = try BoardFile.open(path)
+            file = try Self.openForServing(path)
         } catch  where StoreError.isAboutWriting(error) {
             return BoardHost(name: name, file: try BoardFile.open(path, for: .reading))
-        }
-        do { try file.requireDurableCommits() } catch {
-            try? file.close()
-            throw error
         }
         let (host, extra) = hosts.withLock { hosts -> (BoardHost, BoardFile?) in
             if let existing = hosts[name] { return (existing, file) }
@@ -61,6 +55,25 @@ package final class BoardDirectory: BoardStore {
         }
         try? extra?.close()
         return host
+    }
+
+    /// The board file at `path` opened for a server's writes, whose commits are durable. An open
+    /// board keeps three descriptors; it may not take the last few, which the rest of the process
+    /// needs (DescriptorShortage): a 503 until connections close.
+    static func openForServing(_ path: String) throws -> BoardFile {
+        if BoardFile.isOutOfDescriptors(needing: 8) { throw StoreError.tooManyOpenFiles(path) }
+        let file = try BoardFile.open(path)
+        do { try file.requireDurableCommits() } catch {
+            try? file.close()
+            throw error
+        }
+        return file
+    }
+
+    package func letGoIdle(after idle: Duration) {
+        for host in hosts.withLock({ Array($0.values) }) where host.mayLetGo(after: idle) {
+            Task { await host.letGoIfIdle(after: idle) }
+        }
     }
 
     /// Sends a comment down every event stream.
@@ -79,6 +92,6 @@ package final class BoardDirectory: BoardStore {
 
     /// Closes every board file.
     package func closeAll() {
-        for host in hosts.withLock({ Array($0.values) }) { try? host.file.close() }
+        for host in hosts.withLock({ Array($0.values) }) { host.closeFile() }
     }
 }

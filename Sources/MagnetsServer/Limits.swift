@@ -12,6 +12,11 @@ public struct ServerLimits: Sendable {
     /// How long a whole request body may take, against a client that trickles it in a byte at a
     /// time: then it is answered 408.
     public var bodyTimeout: Duration = .seconds(60)
+    /// How long a board may go without a request, with nobody listening, before the server
+    /// lets go of it (its file or cache); its next request opens it again.
+    public var boardIdle: Duration = ServerLimits.defaultBoardIdle
+    /// `boardIdle` unless `--board-idle` says otherwise: five minutes.
+    public static let defaultBoardIdle: Duration = .seconds(300)
 
     public init() {}
 }

@@ -37,7 +37,7 @@ public struct BoardServer: Sendable {
         let boards = self.boards
         let (before, after) = boards.services
         let app = application(boards: boards, logger: logger, onListening: onListening)
-        let events = EventStreamsService(boards: boards, stallTimeout: limits.idleTimeout)
+        let events = EventStreamsService(boards: boards, stallTimeout: limits.idleTimeout, boardIdle: limits.boardIdle)
         // The event streams are ended first (services stop in reverse order), so that the server
         // does not wait on them; then the server finishes the requests in flight.
         var configuration = ServiceGroupConfiguration(
@@ -131,10 +131,12 @@ public enum ServeError: LocalizedError, Equatable {
 
 /// Keeps quiet event streams alive with a comment now and then (a listener that went away is
 /// found when the write fails), closes every second the readers whose writes have waited longer
-/// than `stallTimeout`, and ends every stream when the server is told to stop.
+/// than `stallTimeout`, lets go every second of the boards idle for `boardIdle`, and ends every
+/// stream when the server is told to stop.
 struct EventStreamsService: Service {
     let boards: any BoardStore
     let stallTimeout: Duration
+    let boardIdle: Duration
     static let keepAlive: Duration = .seconds(15)
 
     func run() async throws {
@@ -147,6 +149,7 @@ struct EventStreamsService: Service {
                 boards.keepAlive()
             }
             boards.sweep(stallTimeout: stallTimeout)
+            boards.letGoIdle(after: boardIdle)
         }
         boards.finishEvents()
     }

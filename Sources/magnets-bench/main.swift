@@ -29,6 +29,10 @@ do {
     case "ceiling-server": try ServerBenchmark.ceilingServer()  // started by `server`
     // 32 clients: files, PostgreSQL with one process and with two (issue 22); needs PostgreSQL.
     case "server-pg": try PostgresBenchmark.run()
+    case "first-answer":
+        // magnets-bench first-answer [M …]: boards of M moves (default 10,000 and 100,000).
+        let sizes = CommandLine.arguments.dropFirst(2).compactMap { Int($0) }
+        try FirstAnswerBenchmark.run(sizes: sizes.isEmpty ? [10_000, 100_000] : sizes)
     case "words": WordsBenchmark.run()
     case "bundle": try BundleBenchmark.run()
     // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).
@@ -47,7 +51,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|page [N]|hands [S]|words|probe [M]|bundle|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|page [N]|hands [S]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }

@@ -40,9 +40,14 @@ struct ServerDirOption: ParsableArguments {
 
     /// The store the server serves: the database's boards (schema brought up to date first), or
     /// the folder's (which must exist), with their tokens unless `open`.
-    func store(open: Bool, logger: Logger) async throws -> (store: any BoardStore, place: String) {
+    func store(
+        open: Bool, checkpointEvery: Int = PostgresBoard.defaultCheckpointEvery, logger: Logger
+    ) async throws
+        -> (store: any BoardStore, place: String)
+    {
         if let database = try database() {
-            let store = try await PostgresBoardStore.connect(database, open: open, logger: logger)
+            let store = try await PostgresBoardStore.connect(
+                database, open: open, checkpointEvery: checkpointEvery, logger: logger)
             return (store, "boards in PostgreSQL at \(database.display)")
         }
         let directory = try existing()
@@ -93,8 +98,59 @@ extension Magnets {
                 "How long a connection may send nothing, mid-request or between requests, before it is closed; a whole body may take twice as long (default 30).",
                 valueName: "seconds"))
         var timeout = 30.0
+        @Option(
+            name: .customLong("board-idle"),
+            help: ArgumentHelp(
+                "How long a board may go without a request, with no event stream or live connection on it, before the server lets go of it (closes its file or cache); the next request opens it again (env MAGNETS_BOARD_IDLE, else 300).",
+                valueName: "seconds"))
+        var boardIdle: Double?
+        @Option(
+            name: .customLong("checkpoint-every"),
+            help: ArgumentHelp(
+                "With --postgres: store a board's shared checkpoint every this many ops it writes (and when it is let go), from which other processes start (env MAGNETS_CHECKPOINT_EVERY, else 10000).",
+                valueName: "ops"))
+        var checkpointEvery: Int?
+
+        /// `--board-idle`, else `MAGNETS_BOARD_IDLE`, else the default, in seconds.
+        var idleSeconds: Double {
+            get throws {
+                guard let seconds = try boardIdle ?? Environment.value("MAGNETS_BOARD_IDLE").map(Self.seconds) else {
+                    return Double(ServerLimits.defaultBoardIdle.components.seconds)
+                }
+                guard seconds.isFinite, (0.1...31_536_000).contains(seconds) else {
+                    throw ValidationError("--board-idle must be 0.1…31536000 seconds")
+                }
+                return seconds
+            }
+        }
+
+        /// `--checkpoint-every`, else `MAGNETS_CHECKPOINT_EVERY`, else the default.
+        var checkpointOps: Int {
+            get throws {
+                guard let ops = try checkpointEvery ?? Environment.value("MAGNETS_CHECKPOINT_EVERY").map(Self.count)
+                else { return PostgresBoard.defaultCheckpointEvery }
+                guard ops >= 1 else { throw ValidationError("--checkpoint-every must be at least 1") }
+                return ops
+            }
+        }
+
+        static func seconds(_ text: String) throws -> Double {
+            guard let value = Double(text) else {
+                throw ValidationError("MAGNETS_BOARD_IDLE must be a number of seconds")
+            }
+            return value
+        }
+
+        static func count(_ text: String) throws -> Int {
+            guard let value = Int(text) else {
+                throw ValidationError("MAGNETS_CHECKPOINT_EVERY must be a whole number")
+            }
+            return value
+        }
 
         func validate() throws {
+            _ = try idleSeconds
+            _ = try checkpointOps
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
             guard maxBody >= 1 else { throw ValidationError("--max-body must be at least 1") }
             guard timeout.isFinite, (0.1...86_400).contains(timeout) else {
@@ -108,9 +164,10 @@ extension Magnets {
             limits.maxBody = maxBody
             limits.idleTimeout = .milliseconds(Int64(timeout * 1000))
             limits.bodyTimeout = .milliseconds(Int64(timeout * 2000))
+            limits.boardIdle = .milliseconds(Int64(try idleSeconds * 1000))
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
             let logger = Logger(label: "magnets.serve")
-            let (boards, place) = try await folder.store(open: open, logger: logger)
+            let (boards, place) = try await folder.store(open: open, checkpointEvery: try checkpointOps, logger: logger)
             let server = BoardServer(boards: boards, host: host, port: port, open: open, limits: limits)
             let open = self.open
             try await server.run(logger: logger) { host, port in

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MagnetsCore
 import MagnetsHosting
+import MagnetsPostgres
 import MagnetsStore
 
 extension Magnets {
@@ -11,7 +12,7 @@ extension Magnets {
     struct Server: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "server", abstract: "Administer a server's folder: boards and tokens.",
-            subcommands: [Add.self, Token.self, Revoke.self, List.self])
+            subcommands: [Add.self, Token.self, Revoke.self, List.self, Check.self])
 
         /// `magnets server add NAME [--from FILE | --width W --height H] [--replica ID]`.
         struct Add: AsyncParsableCommand {
@@ -91,6 +92,47 @@ extension Magnets {
                 let token = try await admin.addToken(board: name, readOnly: readOnly, label: label)
                 print(token)
                 Output.note("a\(readOnly ? " read-only" : "") token for board \(name): shown this once, keep it")
+            }
+        }
+
+        /// `magnets server check NAME --postgres URL`.
+        struct Check: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "check",
+                abstract: "Prove a board's shared checkpoint in PostgreSQL equal to a replay of its log.",
+                discussion:
+                    "Makes the board as a server process does (from its latest checkpoint, or from the whole log when that one is damaged, which makes it again), then replays the whole log and compares. Exit 1 if they differ.\n\nExample:\n  magnets server check fridge --postgres postgres://magnets@db/magnets"
+            )
+            @OptionGroup var folder: ServerDirOption
+            @Argument(help: "The board's name on the server.") var name: String
+
+            func validate() throws {
+                if let problem = Validation.serverBoardNameProblem(name) { throw ValidationError(problem) }
+            }
+
+            func run() async throws {
+                guard let database = try folder.database() else {
+                    throw StoreError.refused(
+                        "'server check' is for boards in PostgreSQL (--postgres URL); check a folder's board with 'magnets check -b \(Shell.quote(folder.path + "/" + name + ".magnets"))'"
+                    )
+                }
+                let admin = PostgresAdmin(database)
+                guard let found = try await admin.checkBoard(name) else {
+                    throw StoreError.refused("no board '\(name)' in \(admin.place)")
+                }
+                if let damage = found.damage {
+                    Output.note("the latest checkpoint of \(name) was damaged (\(damage)): deleted, and made again")
+                }
+                guard found.problems.isEmpty else {
+                    throw StoreError.refused(
+                        "board \(name) made from its checkpoint differs from a replay of its log: \(found.problems[0])")
+                }
+                let start =
+                    found.checkpoint > 0
+                    ? "from the checkpoint at n \(found.checkpoint), \(found.replayed) ops replayed after it"
+                    : "from the whole log (no whole checkpoint)"
+                print("board \(name): \(found.ops) ops, made \(start): equal to a replay from scratch")
+                if let stored = found.stored { print("latest checkpoint: n \(stored)") }
             }
         }
 
