@@ -10,9 +10,13 @@ enum Measure {
         var seconds: Double
         var peakMiB: Double
         var status: Int32
+        /// Processor time, user and system, of all its threads: on a busy machine it moves less
+        /// than wall time does with the work that is not the child's.
+        var cpuSeconds: Double = .nan
     }
 
-    /// Runs `executable` with `arguments`, output discarded, and returns its wall time and peak RSS.
+    /// Runs `executable` with `arguments`, output discarded, and returns its wall time, processor
+    /// time and peak RSS.
     static func spawn(_ executable: String, _ arguments: [String]) -> Run {
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
@@ -40,7 +44,10 @@ enum Measure {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let peak = (try? String(contentsOfFile: peakFile, encoding: .utf8)).flatMap { Double($0) } ?? .nan
         unlink(peakFile)
-        return Run(seconds: seconds, peakMiB: peak / 1024, status: (status >> 8) & 0xFF)
+        let cpu =
+            Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return Run(seconds: seconds, peakMiB: peak / 1024, status: (status >> 8) & 0xFF, cpuSeconds: cpu)
     }
 
     /// Runs `executable` with `arguments` and returns what it printed (standard output and error).

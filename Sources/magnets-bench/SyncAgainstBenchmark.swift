@@ -20,7 +20,7 @@ enum SyncAgainstBenchmark {
             "sync against \(other): base of 500 magnets, 20 zones, 10 boundaries; A and B each make M concurrent moves;"
         )
         print("one `magnets sync A B` per run, the two binaries interleaved on copies of the same files")
-        print("M        | binary | sync (median) | peak RSS (max) | runs")
+        print("M        | binary | sync (median) | processor (median) | peak RSS (max) | runs")
         let baseOps = Workloads.baseOps(magnets: 500, zones: 20, boundaries: 10)
         var board = Board()
         _ = board.apply(
@@ -65,6 +65,7 @@ enum SyncAgainstBenchmark {
             }
             var times: [String: [Double]] = [:]
             var peaks: [String: [Double]] = [:]
+            var cpu: [String: [Double]] = [:]
             var outputs: [String: (history: String, show: String)] = [:]
             let reps = m > 50_000 ? min(repetitions, 5) : repetitions
             for rep in 0..<reps {
@@ -81,6 +82,7 @@ enum SyncAgainstBenchmark {
                     guard run.status == 0 else { throw BenchError("\(binary) sync failed with status \(run.status)") }
                     times[binary, default: []].append(run.seconds)
                     peaks[binary, default: []].append(run.peakMiB)
+                    cpu[binary, default: []].append(run.cpuSeconds)
                     if rep == 0 {
                         outputs[binary] = (
                             try cli(binary, ["history", "--format", "json", "-b", rb]),
@@ -92,13 +94,15 @@ enum SyncAgainstBenchmark {
             for binary in [other, this] {
                 print(
                     String(
-                        format: "%-8d | %@ | %10.1f ms | %8.1f MiB | %d", m, binary == this ? "this  " : "other ",
-                        Measure.median(times[binary]!) * 1000, peaks[binary]!.max()!, reps))
+                        format: "%-8d | %@ | %10.1f ms | %15.1f ms | %8.1f MiB | %d", m,
+                        binary == this ? "this  " : "other ", Measure.median(times[binary]!) * 1000,
+                        Measure.median(cpu[binary]!) * 1000, peaks[binary]!.max()!, reps))
             }
             print(
                 String(
-                    format: "         | this ÷ other: %.3f×",
-                    Measure.median(times[this]!) / Measure.median(times[other]!)))
+                    format: "         | this ÷ other: %.3f× (processor time %.3f×)",
+                    Measure.median(times[this]!) / Measure.median(times[other]!),
+                    Measure.median(cpu[this]!) / Measure.median(cpu[other]!)))
             let (h1, h2) = (outputs[other]!.history, outputs[this]!.history)
             let (s1, s2) = (outputs[other]!.show, outputs[this]!.show)
             print(
