@@ -166,13 +166,21 @@ final class PostgresBoardHost: HostedBoard {
     /// request coming while a new board was made would fail although the database is back.
     /// When no new board could be made, the request fails at once (`unavailable`).
     private func serving() async throws -> PostgresBoard {
-        let board = self.board
-        guard board.needsReplacing else { return board }
-        await replaceIfRetired(board)
-        let now = self.board
-        // No new board could be made (a board let go says why the database failed us, if it can).
-        if now.needsReplacing { throw now.isRetired ? now.retiredError : database.awayError ?? now.retiredError }
-        return now
+        var board = self.board
+        while board.needsReplacing {
+            await replaceIfRetired(board)
+            let now = self.board
+            // A new board let go again before this request used it (an idle time shorter than
+            // the wait): it is made again, as for any board let go.
+            if now !== board, now.isLetGo, !now.isRetired {
+                board = now
+                continue
+            }
+            // No new board could be made (a board let go says why the database failed us, if it can).
+            if now.needsReplacing { throw now.isRetired ? now.retiredError : database.awayError ?? now.retiredError }
+            return now
+        }
+        return board
     }
 
     /// Serves the board from a new cache if `board` has retired and is still the current one.

@@ -99,7 +99,9 @@ struct CheckpointTests {
                         "SELECT count(*) FROM op WHERE board = 'fridge' AND n > \(checkpoint.n)"
                     ).trimmingCharacters(in: .whitespacesAndNewlines))!
                 #expect(loaded.replayedAtStart == tail)
-                #expect(tail < first.count / 2)
+                // Fewer than the whole log (how many the background checkpoint covers depends on
+                // when it ran).
+                #expect(checkpoint.n > 0 && tail < first.count)
                 let second = try await Self.state(board)
                 #expect(second.board == first.board && second.count == first.count)
                 #expect(second.problems.isEmpty)
