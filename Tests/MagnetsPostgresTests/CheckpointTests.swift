@@ -7,7 +7,9 @@ import Testing
 
 /// Shared checkpoints and boards let go while idle, on the PostgreSQL store at its layer: two
 /// stores on one database are two server processes.
-@Suite("PostgreSQL checkpoints and idle boards", .enabled(if: Cluster.installed, "PostgreSQL is not installed"))
+@Suite(
+    "PostgreSQL checkpoints and idle boards", .serialized,
+    .enabled(if: Cluster.installed, "PostgreSQL is not installed"))
 struct CheckpointTests {
     let base = PostgresStoreTests()
 

@@ -9,7 +9,9 @@ import Testing
 /// use them (`HostedBoard`: read, write, groups of writes), two stores on one database as two
 /// server processes are, and its tokens. Each test has a cluster of its own (`Cluster`); what
 /// needs processes (kills, a database restarted under `serve`) stays in the CLI's tests.
-@Suite("PostgreSQL store", .enabled(if: Cluster.installed, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(
+    "PostgreSQL store", .serialized,
+    .enabled(if: Cluster.installed, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresStoreTests {
     /// Board `fridge` in the cluster's database: a tray of A–D (unlimited), made in a board file
     /// and added as `server add --from` adds it.
