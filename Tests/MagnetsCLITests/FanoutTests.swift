@@ -250,7 +250,10 @@ extension FanoutTests {
                             let status =
                                 (try? client.request("POST", "/boards/other/ops", token: token, body: junk))?.status
                                 ?? 0
-                            posts.add(Date().timeIntervalSince(start), ok: status == 400)
+                            // Answered: 400 once read whole, or 408 when a loaded machine
+                            // sends it slower than the body's time limit. Not answered (0): the
+                            // connection reset with the request unread, what this test is after.
+                            posts.add(Date().timeIntervalSince(start), ok: status == 400 || status == 408)
                         }
                     }
                     probes.add(i)
@@ -268,7 +271,7 @@ extension FanoutTests {
             let (_, slowest, failed) = answers.summary()
             #expect(failed == 0, "\(failed) /show requests got no 200 (the slowest took \(slowest) s)")
             let (_, slowestPost, failedPosts) = posts.summary()
-            #expect(failedPosts == 0, "\(failedPosts) POSTs got no 400 (the slowest took \(slowestPost) s)")
+            #expect(failedPosts == 0, "\(failedPosts) POSTs got no 400 or 408 (the slowest took \(slowestPost) s)")
         }
     }
 }
