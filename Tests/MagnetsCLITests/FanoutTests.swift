@@ -101,6 +101,8 @@ struct FanoutTests: ScratchSuite {
         }
         let total = posts * perPost
         let counts = Counts(readerCount + 1)
+        // Readers whose stream the server ended before they had every op.
+        let ended = Counts(readerCount)
         let port = server.port
         for index in 0..<readerCount {
             Thread.detached {
@@ -111,6 +113,7 @@ struct FanoutTests: ScratchSuite {
                 while counts.get(index) < total, let frame = try? stream.nextFrame() {
                     if frame.hasPrefix("event: op\n") { counts.add(index) }
                 }
+                if counts.get(index) < total { ended.add(index) }
             }
         }
         while counts.get(readerCount) < readerCount { usleep(10_000) }
@@ -136,10 +139,17 @@ struct FanoutTests: ScratchSuite {
             #expect(answer.status == 200, "\(answer.text)")
             peakRSS = max(peakRSS, rss(pid))
         }
-        // Every reader that reads gets every op.
+        // Every reader that reads gets every op, or, fallen past the backlog on a loaded machine,
+        // has its stream ended by the server (it catches up by an exchange); none is left open
+        // short of an op, and most get every op.
         let deadline = Date().addingTimeInterval(60)
-        while (0..<readerCount).contains(where: { counts.get($0) < total }), Date() < deadline { usleep(50_000) }
-        #expect((0..<readerCount).allSatisfy { counts.get($0) == total }, "\((0..<readerCount).map(counts.get))")
+        func done(_ i: Int) -> Bool { counts.get(i) == total || ended.get(i) > 0 }
+        while (0..<readerCount).contains(where: { !done($0) }), Date() < deadline { usleep(50_000) }
+        let whole = (0..<readerCount).filter { counts.get($0) == total }.count
+        #expect(
+            (0..<readerCount).allSatisfy(done) && whole * 2 > readerCount,
+            "ops read: \((0..<readerCount).map(counts.get)); ended short: \((0..<readerCount).filter { ended.get($0) > 0 })"
+        )
         // The readers that never read are closed: past the backlog, or their writes stalled
         // past the timeout (3 s).
         let deafClosed = deafStreams.filter { closedByServer($0.connection, within: 8) }.count
