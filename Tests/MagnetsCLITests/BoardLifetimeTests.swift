@@ -32,21 +32,30 @@ struct BoardLifetimeTests: ScratchSuite {
     }
 
     /// `count` pulls on `board`, from `threads` clients at once, each waiting a little at random
-    /// between its requests; the statuses.
+    /// between its requests; each pull's answer: its status, or why none came. A pull may wait
+    /// 60 s for its answer: at the suite's start, with every PostgreSQL cluster starting beside
+    /// it, a pull has waited past the client's usual 10 s (and, given up, was never taken).
     static func pulls(
         _ client: HTTPClient, board: String = "fridge", token: String? = nil, count: Int, threads: Int
-    ) -> [Int] {
-        let statuses = Mutex<[Int]>([])
+    ) -> [String] {
+        let answers = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             for k in stride(from: thread, to: count, by: threads) {
                 usleep(UInt32.random(in: 0...150_000))
-                let status =
-                    (try? client.request(
-                        "POST", "/boards/\(board)/commands", token: token, body: Data(Self.pull(k).utf8)))?.status ?? 0
-                statuses.withLock { $0.append(status) }
+                let answer: String
+                do {
+                    answer = String(
+                        try client.request(
+                            "POST", "/boards/\(board)/commands", token: token, body: Data(Self.pull(k).utf8),
+                            timeout: 60
+                        ).status)
+                } catch {
+                    answer = "no answer: \(error)"
+                }
+                answers.withLock { $0.append(answer) }
             }
         }
-        return statuses.withLock { $0 }
+        return answers.withLock { $0 }
     }
 
     @Test(
@@ -76,7 +85,7 @@ struct BoardLifetimeTests: ScratchSuite {
             var stream: EventStream? = try server.events("fridge", token: nil)
             let statuses = Self.pulls(server.client, count: 40, threads: 4)
             let others = Self.pulls(server.client, board: "other", count: 40, threads: 4)
-            #expect(statuses.allSatisfy { $0 == 200 } && others.allSatisfy { $0 == 200 }, "\(statuses) \(others)")
+            #expect(statuses.allSatisfy { $0 == "200" } && others.allSatisfy { $0 == "200" }, "\(statuses) \(others)")
             for _ in 0..<40 { #expect(try stream?.nextOp() != nil) }
             // The server looks for idle boards every second.
             #expect(try Self.eventually { Self.openFiles(pid, named: "other.magnets") == 0 })
@@ -123,7 +132,7 @@ struct PostgresLifetimeTests: ScratchSuite {
                 // A checkpoint after every write: the kill finds one being written now and then.
                 let server = try TestServer(scratch, postgres: cluster.url, extra: ["--checkpoint-every", "1"])
                 let (load, client) = (DispatchQueue.global(), server.client)
-                let statuses = Mutex<[Int]>([])
+                let statuses = Mutex<[String]>([])
                 let done = DispatchGroup()
                 load.async(group: done) {
                     statuses.withLock { $0 = BoardLifetimeTests.pulls(client, token: token, count: 60, threads: 3) }
@@ -131,7 +140,7 @@ struct PostgresLifetimeTests: ScratchSuite {
                 usleep(delay)
                 server.started.kill(SIGKILL)
                 done.wait()
-                acknowledged += statuses.withLock { $0.filter { $0 == 200 }.count }
+                acknowledged += statuses.withLock { $0.filter { $0 == "200" }.count }
             }
             #expect(acknowledged > 0)
             // Whatever the kills cut short, every checkpoint stored is whole.
@@ -194,7 +203,7 @@ struct PostgresLifetimeTests: ScratchSuite {
                 }.count
             }
             let statuses = BoardLifetimeTests.pulls(server.client, token: token, count: 30, threads: 3)
-            #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            #expect(statuses.allSatisfy { $0 == "200" }, "\(statuses)")
             let shown = try server.get("/boards/fridge/show", token: token)
             #expect(shown.status == 200 && caches() == 1)
             #expect(try BoardLifetimeTests.eventually { caches() == 0 }, "never let go")
@@ -204,7 +213,7 @@ struct PostgresLifetimeTests: ScratchSuite {
             #expect(try server.get("/boards/fridge/show", token: token).body == shown.body)
             // More writes while it is let go between them: none lost.
             let more = BoardLifetimeTests.pulls(server.client, token: token, count: 30, threads: 2)
-            #expect(more.allSatisfy { $0 == 200 }, "\(more)")
+            #expect(more.allSatisfy { $0 == "200" }, "\(more)")
             #expect(try server.get("/boards/fridge", token: token).object["ops"] as? Int == 2 + 60)
             let stopped = server.stop()
             #expect(stopped.status == 0)
