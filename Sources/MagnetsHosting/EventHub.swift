@@ -61,6 +61,7 @@ package final class EventHub: Sendable {
             return (readers.all.removeValue(forKey: id), readers.present.count != before)
         }
         outbox?.end(.closed)
+        FreedMemory.noteReleased()
         if left { publishPresence() }
     }
 

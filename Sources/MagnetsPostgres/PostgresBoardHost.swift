@@ -158,6 +158,7 @@ final class PostgresBoardHost: HostedBoard {
         Task {
             defer { lettingGo.store(false, ordering: .releasing) }
             await ClientPresence.$current.withValue(nil) { try? await board.letGo() }
+            FreedMemory.noteReleased()
         }
     }
 

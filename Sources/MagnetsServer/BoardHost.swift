@@ -79,7 +79,9 @@ actor BoardHost: HostedBoard {
             state.file = nil
             return file
         }
-        try? file?.close()
+        guard let file else { return }
+        try? file.close()
+        FreedMemory.noteReleased()
     }
 
     /// Whether the board's file is open (it was not let go, or a request has opened it again).

@@ -131,8 +131,8 @@ public enum ServeError: LocalizedError, Equatable {
 
 /// Keeps quiet event streams alive with a comment now and then (a listener that went away is
 /// found when the write fails), closes every second the readers whose writes have waited longer
-/// than `stallTimeout`, lets go every second of the boards idle for `boardIdle`, and ends every
-/// stream when the server is told to stop.
+/// than `stallTimeout`, lets go every second of the boards idle for `boardIdle` (then gives the
+/// memory freed back, `FreedMemory`), and ends every stream when the server is told to stop.
 struct EventStreamsService: Service {
     let boards: any BoardStore
     let stallTimeout: Duration
@@ -150,6 +150,7 @@ struct EventStreamsService: Service {
             }
             boards.sweep(stallTimeout: stallTimeout)
             boards.letGoIdle(after: boardIdle)
+            FreedMemory.giveBack()
         }
         boards.finishEvents()
     }

@@ -461,7 +461,11 @@ enum ServerBenchmark {
         /// Where the server writes its peak RSS as it exits, when asked to.
         let peakFile: String?
 
-        init(folder: String = "", ceiling: Bool = false, postgres: String? = nil, recordsPeak: Bool = false) throws {
+        /// `extra`: more arguments for `serve`.
+        init(
+            folder: String = "", ceiling: Bool = false, postgres: String? = nil, recordsPeak: Bool = false,
+            extra: [String] = []
+        ) throws {
             process = Process()
             peakFile =
                 recordsPeak
@@ -475,13 +479,13 @@ enum ServerBenchmark {
             }
             if let postgres {
                 process.executableURL = URL(fileURLWithPath: Measure.magnetsBinary)
-                process.arguments = ["serve", "--postgres", postgres, "--port", "0", "--open"]
+                process.arguments = ["serve", "--postgres", postgres, "--port", "0", "--open"] + extra
             } else if ceiling {
                 process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
                 process.arguments = ["ceiling-server"]
             } else {
                 process.executableURL = URL(fileURLWithPath: Measure.magnetsBinary)
-                process.arguments = ["serve", "--dir", folder, "--port", "0", "--open"]
+                process.arguments = ["serve", "--dir", folder, "--port", "0", "--open"] + extra
             }
             let out = Pipe()
             process.standardOutput = out

@@ -33,6 +33,8 @@ do {
         // magnets-bench first-answer [M …]: boards of M moves (default 10,000 and 100,000).
         let sizes = CommandLine.arguments.dropFirst(2).compactMap { Int($0) }
         try FirstAnswerBenchmark.run(sizes: sizes.isEmpty ? [10_000, 100_000] : sizes)
+    // magnets-bench idle-boards [N]: a server's memory after N boards went idle (issue 36).
+    case "idle-boards": try IdleBoardsBenchmark.run(boards: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1000)
     case "words": WordsBenchmark.run()
     case "bundle": try BundleBenchmark.run()
     // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).
@@ -51,7 +53,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|page [N]|hands [S]|words|probe [M]|bundle|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|idle-boards [N]|page [N]|hands [S]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }
