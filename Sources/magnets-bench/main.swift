@@ -1,6 +1,6 @@
 import Foundation
 
-// magnets-bench [core|store|sync|sync-quick|history|server|server-pg|page|words|bundle|all]: prints the figures the issues ask for, measured in one
+// magnets-bench [core|store|sync|sync-quick|history|history-cost|server|server-pg|first-answer|page|words|bundle|all]: prints the figures the issues ask for, measured in one
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
@@ -33,6 +33,12 @@ do {
         // magnets-bench first-answer [M …]: boards of M moves (default 10,000 and 100,000).
         let sizes = CommandLine.arguments.dropFirst(2).compactMap { Int($0) }
         try FirstAnswerBenchmark.run(sizes: sizes.isEmpty ? [10_000, 100_000] : sizes)
+    case "history-cost":
+        // magnets-bench history-cost [--no-postgres] [M …]: boards of M ops (default 10^4–10^6).
+        let arguments = CommandLine.arguments.dropFirst(2)
+        let sizes = arguments.compactMap { Int($0) }
+        try HistoryCostBenchmark.run(
+            sizes: sizes.isEmpty ? [10_000, 100_000, 1_000_000] : sizes, postgres: !arguments.contains("--no-postgres"))
     case "words": WordsBenchmark.run()
     case "bundle": try BundleBenchmark.run()
     // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).
@@ -51,7 +57,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|page [N]|hands [S]|words|probe [M]|bundle|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|history-cost [--no-postgres] [M…]|page [N]|hands [S]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }
