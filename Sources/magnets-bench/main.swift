@@ -1,6 +1,6 @@
 import Foundation
 
-// magnets-bench [core|store|sync|sync-quick|history|server|server-pg|page|words|bundle|all]: prints the figures the issues ask for, measured in one
+// magnets-bench [core|store|sync|sync-quick|history|history-cost|server|server-pg|first-answer|page|words|bundle|all]: prints the figures the issues ask for, measured in one
 // run on this machine. Build in release: `swift build -c release`, then run
 // `.build/release/magnets-bench`.
 let which = CommandLine.arguments.dropFirst().first ?? "all"
@@ -35,6 +35,12 @@ do {
         try FirstAnswerBenchmark.run(sizes: sizes.isEmpty ? [10_000, 100_000] : sizes)
     // magnets-bench idle-boards [N]: a server's memory after N boards went idle (issue 36).
     case "idle-boards": try IdleBoardsBenchmark.run(boards: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1000)
+    case "history-cost":
+        // magnets-bench history-cost [--no-postgres] [M …]: boards of M ops (default 10^4–10^6).
+        let arguments = CommandLine.arguments.dropFirst(2)
+        let sizes = arguments.compactMap { Int($0) }
+        try HistoryCostBenchmark.run(
+            sizes: sizes.isEmpty ? [10_000, 100_000, 1_000_000] : sizes, postgres: !arguments.contains("--no-postgres"))
     case "words": WordsBenchmark.run()
     case "bundle": try BundleBenchmark.run()
     // magnets-bench page [N]: the board page, release on one page → drawn on another (issue 21).
@@ -53,7 +59,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|idle-boards [N]|page [N]|hands [S]|words|probe [M]|bundle|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|history-cost [--no-postgres] [M…]|idle-boards [N]|page [N]|hands [S]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }
