@@ -5,19 +5,29 @@ import MagnetsCore
 /// have the smallest codes: SQLite stores 0 and 1 in the record header alone); its payload
 /// fields are stored by the generic rule of `OpRows`.
 enum OpKind {
-    static let codes: [(kind: Payload.Kind, code: Int)] = [
-        (.move, 0), (.pull, 1), (.returnMagnet, 2), (.createBoard, 3), (.resize, 4), (.trayAdd, 5),
-        (.zoneAdd, 6), (.zoneRemove, 7), (.boundaryAdd, 8), (.boundaryRemove, 9), (.undo, 10),
-    ]
+    /// A kind's code: a switch, not a dictionary (a kind's hash would hash its `String` name).
+    static func code(_ kind: Payload.Kind) -> Int {
+        switch kind {
+        case .move: 0
+        case .pull: 1
+        case .returnMagnet: 2
+        case .createBoard: 3
+        case .resize: 4
+        case .trayAdd: 5
+        case .zoneAdd: 6
+        case .zoneRemove: 7
+        case .boundaryAdd: 8
+        case .boundaryRemove: 9
+        case .undo: 10
+        }
+    }
 
-    private static let byKind = Dictionary(uniqueKeysWithValues: codes.map { ($0.kind, $0.code) })
     private static let byCode: [Payload.Kind?] = {
+        let codes = Payload.Kind.allCases.map { (kind: $0, code: code($0)) }
         var table = [Payload.Kind?](repeating: nil, count: (codes.map(\.code).max() ?? 0) + 1)
         for (kind, code) in codes { table[code] = kind }
         return table
     }()
-
-    static func code(_ kind: Payload.Kind) -> Int { byKind[kind]! }
 
     static func kind(_ code: Int64) -> Payload.Kind? {
         guard code >= 0, code < byCode.count else { return nil }
