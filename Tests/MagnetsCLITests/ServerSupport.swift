@@ -43,10 +43,10 @@ final class Connection {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else {
-            close(fd)
-            throw Failure("cannot connect to port \(port)")
-        }
+        // Not closed here: `deinit` runs for an initializer that throws once `fd` is set, and a
+        // second close would close whatever descriptor another thread was given that number in
+        // between (a Process's pipe: it crashed `Process.run` with EBADF).
+        guard connected == 0 else { throw Failure("cannot connect to port \(port)") }
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
