@@ -5,7 +5,7 @@ import Testing
 /// Boards that live long through the binary: `serve --board-idle` lets go of boards nobody uses
 /// (a folder's file descriptors, a database board's cache file) and opens them again on the next
 /// request; on PostgreSQL, shared checkpoints survive a process killed while writing them.
-@Suite("Board lifetime")
+@Suite("Board lifetime", .blocking)
 struct BoardLifetimeTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-lifetime")
 
@@ -105,7 +105,7 @@ struct BoardLifetimeTests: ScratchSuite {
 }
 
 /// The same through `serve --postgres`.
-@Suite("Board lifetime on PostgreSQL", .enabled(if: TestCluster.installed, "PostgreSQL is not installed"))
+@Suite("Board lifetime on PostgreSQL", .enabled(if: TestCluster.installed, "PostgreSQL is not installed"), .blocking)
 struct PostgresLifetimeTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-pg-lifetime")
 

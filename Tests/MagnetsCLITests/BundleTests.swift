@@ -3,7 +3,7 @@ import Testing
 
 /// `magnets ops export` and `ops import` through the binary: bundles through pipes (standard
 /// output and input) and over one's own earlier bundle.
-@Suite("Bundles through the binary")
+@Suite("Bundles through the binary", .blocking)
 struct BundleTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-bundle")
 

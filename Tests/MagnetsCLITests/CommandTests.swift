@@ -4,7 +4,7 @@ import Testing
 /// Every local command through the built binary, in a fresh folder: what it does when it works,
 /// and — for each way it can fail — a one-line `error:`, the right exit status, and a file left
 /// byte-for-byte as it was (no WAL or journal left beside it either).
-@Suite("Local commands through the binary")
+@Suite("Local commands through the binary", .blocking)
 struct CommandTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-cmd")
 

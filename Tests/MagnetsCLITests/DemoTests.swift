@@ -3,7 +3,7 @@ import Testing
 
 /// `magnets demo`: the two-person session it plays, the files it leaves, and the suggestions it
 /// ends with, run as printed.
-@Suite("The demo through the binary")
+@Suite("The demo through the binary", .blocking)
 struct DemoTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-demo")
 

@@ -5,7 +5,7 @@ import Testing
 /// below what its idle connections take, it stops accepting instead of spinning on failed
 /// accepts, says so once in its log, answers again once connections close; and a board it
 /// cannot open for want of descriptors answers 503, then opens once there are some.
-@Suite("A server out of file descriptors")
+@Suite("A server out of file descriptors", .blocking)
 struct DescriptorLimitTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-descriptors")
     /// The open files limit the server is given once it listens.

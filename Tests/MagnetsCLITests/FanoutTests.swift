@@ -7,7 +7,7 @@ import Testing
 /// connections on one board, half of which never read, while large writes land — the readers
 /// get every op, other boards keep answering, the board's writes are not held back, and the
 /// readers that do not read are closed.
-@Suite("Fan-out", .serialized)
+@Suite("Fan-out", .serialized, .blocking)
 struct FanoutTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-fanout")
     /// The receive buffer of a reader that never reads.

@@ -4,7 +4,7 @@ import Testing
 /// A board file written by an older `magnets` is brought up to date when it is opened (its
 /// migrations run, each in one transaction) and then reads exactly as it did before: the same
 /// history, the same board, `check` clean, and it goes on taking ops and syncing.
-@Suite("Files of older formats")
+@Suite("Files of older formats", .blocking)
 struct FormatMigrationTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-format")
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")

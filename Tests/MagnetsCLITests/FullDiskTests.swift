@@ -4,7 +4,7 @@ import Testing
 /// `magnets serve` with its folder on a small tmpfs that fills up: boards it had not opened yet
 /// are still read (as `magnets show` reads them), writes are refused meanwhile, and once there
 /// is room again the board takes writes. Needs root (to mount); skipped otherwise.
-@Suite("A server on a full disk", .enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"))
+@Suite("A server on a full disk", .enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"), .blocking)
 struct FullDiskTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-full-disk")
 

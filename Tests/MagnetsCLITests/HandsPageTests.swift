@@ -5,7 +5,7 @@ import Testing
 /// pointer and key events: what one page holds and moves shows on the others, with its name,
 /// before anything is recorded; release, Escape and tray pulls; who is here, and a page that
 /// leaves. The server's `/show` is the judge of what was recorded.
-@Suite("Page hands", .serialized, .enabled(if: Browser.available, Comment(rawValue: Browser.missing)))
+@Suite("Page hands", .serialized, .enabled(if: Browser.available, Comment(rawValue: Browser.missing)), .blocking)
 struct HandsPageTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-hands")
 

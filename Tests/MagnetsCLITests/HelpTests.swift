@@ -4,7 +4,7 @@ import Testing
 /// `--help` and shell completion (issue 17, item 12): an example per command, defaults as users
 /// type them and said once, shared options only where they mean something, file names and
 /// magnet ids offered.
-@Suite("Help and completion")
+@Suite("Help and completion", .blocking)
 struct HelpTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-help")
 

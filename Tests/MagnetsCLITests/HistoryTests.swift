@@ -4,7 +4,7 @@ import Testing
 /// `magnets history` in each format (json, ndjson, csv, table), with `--limit` and `--magnet`,
 /// checked through the binary against what was done by hand on the two-person board
 /// (`TwoPersonBoard`) and against the bundle of all its ops.
-@Suite("History through the binary")
+@Suite("History through the binary", .blocking)
 struct HistoryTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-history")
 

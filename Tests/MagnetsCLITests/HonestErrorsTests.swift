@@ -5,7 +5,7 @@ import Testing
 /// A good board where writing cannot happen — a read-only folder or file, a full disk, another
 /// process's lock — is named for what it is, read where reading can happen, and left without a
 /// write-ahead log or index beside it (issue 17, items 3–5).
-@Suite("Honest errors: read-only media, a full disk, a lock")
+@Suite("Honest errors: read-only media, a full disk, a lock", .blocking)
 struct HonestErrorsTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-honest")
 

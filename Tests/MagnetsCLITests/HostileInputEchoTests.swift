@@ -4,7 +4,7 @@ import Testing
 /// An error or refusal quotes what the user typed, but never more than 80 characters of it and
 /// never its control characters raw: a 100,000-character colour comes back as one short line, on
 /// the command line and from the server alike, and nothing is written (issue 37).
-@Suite("Hostile input is not echoed in full")
+@Suite("Hostile input is not echoed in full", .blocking)
 struct HostileInputEchoTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-echo")
 

@@ -5,7 +5,7 @@ import Testing
 /// bound what they take (a line, a whole answer, a bundle), give up on a server that stops
 /// answering or trickles (saying which server and after how long, in one `error:` line, exit 1)
 /// and leave the file as it was.
-@Suite("A client against a hostile server")
+@Suite("A client against a hostile server", .blocking)
 struct HostileServerTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-hostile")
 

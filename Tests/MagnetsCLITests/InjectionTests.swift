@@ -3,7 +3,7 @@ import Testing
 
 /// Letters, names and paths that look like code are data: stored and shown verbatim, or refused
 /// clearly before anything is written. Files take the user's umask.
-@Suite("No injection")
+@Suite("No injection", .blocking)
 struct InjectionTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-inject")
 

@@ -7,7 +7,7 @@ import Testing
 /// too small (it would sort before what it depends on) is refused from a bundle or the other side
 /// of a sync with nothing written; a file that already holds one (written by an older magnets, or
 /// damaged) is reported by `check` and brought back by `check --repair`.
-@Suite("The Lamport rule through the binary: poison ops in bundles and files")
+@Suite("The Lamport rule through the binary: poison ops in bundles and files", .blocking)
 struct LamportRuleTests {
     let scratch = ScratchFolder("magnets-lamport")
     var dir: String { scratch.path }

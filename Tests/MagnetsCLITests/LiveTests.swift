@@ -5,7 +5,7 @@ import Testing
 /// protocol spoken by hand by a client written from PROTOCOL.md alone (`live_client.py`), bad
 /// input, a connection cut at each step of the exchange (`cut_proxy.py`), `sync --watch`, and
 /// `serve` stopping with live connections open.
-@Suite("The live connection")
+@Suite("The live connection", .blocking)
 struct LiveTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-live")
 

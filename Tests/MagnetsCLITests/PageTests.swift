@@ -3,7 +3,7 @@ import Testing
 
 /// The board page (SPEC §8) in a real headless Chromium, driven by WebDriver with real pointer,
 /// touch and key events, against a real `magnets serve`; the server's `/show` is the judge.
-@Suite("Page", .serialized, .enabled(if: Browser.available, Comment(rawValue: Browser.missing)))
+@Suite("Page", .serialized, .enabled(if: Browser.available, Comment(rawValue: Browser.missing)), .blocking)
 struct PageTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-page")
 
@@ -317,7 +317,7 @@ struct BoardPage {
 }
 
 /// The page's files as the server sends them (no browser needed).
-@Suite("Page serving")
+@Suite("Page serving", .blocking)
 struct PageServingTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-page-serving")
 

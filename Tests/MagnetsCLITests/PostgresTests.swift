@@ -6,7 +6,8 @@ import Testing
 /// against a private PostgreSQL cluster of each test's own (`TestCluster`): boards, ops and
 /// tokens in the database, several server processes on it at once (SPEC §7). The long runs
 /// (50 kills, restarts under load) are the fuzzer's (`magnets-fuzz pg-kill`, RELIABILITY.md).
-@Suite("PostgreSQL", .enabled(if: TestCluster.installed, "PostgreSQL is not installed (.ci/run installs it)"))
+@Suite(
+    "PostgreSQL", .enabled(if: TestCluster.installed, "PostgreSQL is not installed (.ci/run installs it)"), .blocking)
 struct PostgresTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-pg")
 

@@ -3,7 +3,7 @@ import Testing
 
 /// `magnets clone URL` and `magnets sync FILE URL` through the binary, against a real
 /// `magnets serve` on loopback (SPEC §7).
-@Suite("Remote clone and sync")
+@Suite("Remote clone and sync", .blocking)
 struct RemoteSyncTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-remote")
 

@@ -5,7 +5,7 @@ import Testing
 /// is `{"error": "one sentence"}`): an unknown path → 404, a known path with a method it does not
 /// take → 405 with `Allow`, after the token and board checks of the board routes; a method the
 /// server knows nowhere → 501. Through the binary, as `ServerTests`.
-@Suite("Route errors")
+@Suite("Route errors", .blocking)
 struct RouteErrorsTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-route-errors")
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `magnets serve` and `magnets server …` through the binary: a real server on a free loopback
 /// port, spoken to over HTTP as the remote client and the page will (SPEC §7).
-@Suite("Server")
+@Suite("Server", .blocking)
 struct ServerTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-server")
 

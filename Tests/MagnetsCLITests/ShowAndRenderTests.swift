@@ -11,7 +11,7 @@ import Testing
 /// `render --svg` and `render --timelapse`, checked against `show --json` of the two-person
 /// board (`TwoPersonBoard`), against the board each copy showed at the time, and against an
 /// independent fold of the exported ops through MagnetsCore; and where `render` may write.
-@Suite("Show and render through the binary")
+@Suite("Show and render through the binary", .blocking)
 struct ShowAndRenderTests {
     // MARK: - render --svg
 

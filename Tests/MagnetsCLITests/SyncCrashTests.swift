@@ -5,7 +5,7 @@ import Testing
 
 /// Kills `magnets sync` with SIGKILL at random moments: each file must then open, check clean,
 /// and hold either its ops from before the sync or all of them (one transaction per file).
-@Suite("Sync survives SIGKILL")
+@Suite("Sync survives SIGKILL", .blocking)
 struct SyncCrashTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-crash")
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Two and three people editing offline, then syncing, through the binary (SPEC §4–5).
-@Suite("Sync through the binary")
+@Suite("Sync through the binary", .blocking)
 struct SyncTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-sync")
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `magnets undo` and `magnets redo` through the built binary (SPEC §9).
-@Suite("Undo and redo through the binary")
+@Suite("Undo and redo through the binary", .blocking)
 struct UndoCommandTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-undo")
 

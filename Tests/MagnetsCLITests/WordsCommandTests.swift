@@ -3,7 +3,7 @@ import Testing
 
 /// `magnets words` (SPEC §10) through the binary: text and JSON, `--at`, `--dict`, and the same
 /// words on both files after a sync.
-@Suite("magnets words through the binary")
+@Suite("magnets words through the binary", .blocking)
 struct WordsCommandTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-words")
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Many processes writing one file at the same moment: every acknowledged op lands, none is lost,
 /// no `database is locked` reaches a user, and `check` is clean afterwards.
-@Suite("Several writers on one file")
+@Suite("Several writers on one file", .blocking)
 struct WritersTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-writers")
 
