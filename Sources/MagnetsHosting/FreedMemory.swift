@@ -6,7 +6,8 @@ import Synchronization
 /// glibc's `free` keeps what it frees in its arenas for later use, and returns only the very top
 /// of the main one: after a crowd of readers leaves, a server's RSS would stay near its peak for
 /// good. `malloc_trim(0)` hands every whole free page of every arena back. It walks the heap, so
-/// it runs at most once a second (the server's sweep) and only after something large was freed.
+/// it runs at most once a second (the server's sweep), and only when a reader closed or a board
+/// was let go since the last time.
 package enum FreedMemory {
     /// How many readers closed and boards were let go since the last `giveBack`.
     private static let released = Atomic<Int>(0)
