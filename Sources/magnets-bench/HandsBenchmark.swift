@@ -105,7 +105,8 @@ enum HandsBenchmark {
         func finish() -> Figures {
             guard let (pages, done, cpuBefore, start, server) = running.withLock({ $0 }) else { return Figures() }
             stop.store(true, ordering: .relaxed)
-            let rss = Self.rssMiB(server)
+            let resident = Measure.residentMiB(server)
+            let rss = resident.isNaN ? 0 : Int(resident)
             let cpu = Self.cpuSeconds(server) - cpuBefore
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             done.wait()
@@ -181,13 +182,6 @@ enum HandsBenchmark {
             else { return 0 }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return (Double(fields[11]) ?? 0) / 100 + (Double(fields[12]) ?? 0) / 100
-        }
-
-        static func rssMiB(_ pid: Int32) -> Int {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-            else { return 0 }
-            return (Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0) / 1024
         }
     }
 

@@ -55,7 +55,7 @@ enum IdleBoardsBenchmark {
         defer { served.stop() }
         let pid = served.process.processIdentifier
         usleep(500_000)
-        let before = rssMiB(pid)
+        let before = Measure.residentMiB(pid)
         var times: [Double] = []
         for k in boards {
             let start = Date()
@@ -64,19 +64,10 @@ enum IdleBoardsBenchmark {
             guard answer.status == 0 else { throw BenchError("GET /boards/b\(k)/show failed") }
             times.append(Date().timeIntervalSince(start))
         }
-        let busy = rssMiB(pid)
+        let busy = Measure.residentMiB(pid)
         guard idle < 600 else { return (times, before, busy, .nan) }
         // Past the idle time, and the once-a-second sweep that lets boards go after it.
         usleep(UInt32((idle + 3) * 1_000_000))
-        return (times, before, busy, rssMiB(pid))
-    }
-
-    /// The process's resident set now, from /proc.
-    static func rssMiB(_ pid: Int32) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kB = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return .nan }
-        return kB / 1024
+        return (times, before, busy, Measure.residentMiB(pid))
     }
 }

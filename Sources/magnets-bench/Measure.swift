@@ -88,5 +88,14 @@ enum Measure {
         ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
     }
 
+    /// Process `pid`'s resident set now, in MiB, from /proc (NaN when it cannot be read).
+    static func residentMiB(_ pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kB = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return .nan }
+        return kB / 1024
+    }
+
     static func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
 }

@@ -61,46 +61,43 @@ struct BoardLifetimeTests: ScratchSuite {
     @Test(
         "serve --board-idle closes an idle board's file, reopens it on the next request with nothing lost; a stream keeps it open"
     )
-    func idleFolderBoards() async throws {
-        // Blocking throughout: on a thread of its own, not one of the few cooperative ones.
-        try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            must("init", "-b", "alice.magnets", "--replica", "alice")
-            must("tray", "add", "A", "--unlimited", "-b", "alice.magnets")
-            try? FileManager.default.createDirectory(atPath: scratch.file("boards"), withIntermediateDirectories: true)
-            must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
-            must("server", "add", "other", "--from", "alice.magnets", "--dir", "boards")
-            let bad = magnets("serve", "--dir", "boards", "--board-idle", "0")
-            #expect(bad.status == 64 && bad.firstErrorLine.hasPrefix("error:"), "\(bad)")
-            let server = try TestServer(scratch, open: true, extra: ["--board-idle", "0.3"])
-            let pid = server.started.process.processIdentifier
-            #expect(try server.post("/boards/fridge/commands", json: Self.pull(0)).status == 200)
-            let shown = try server.get("/boards/fridge/show")
-            #expect(shown.status == 200 && Self.openFiles(pid, named: "fridge.magnets") > 0)
-            #expect(try Self.eventually { Self.openFiles(pid, named: "fridge.magnets") == 0 }, "never let go")
-            // Opened again with nothing lost.
-            #expect(try server.get("/boards/fridge/show").body == shown.body)
+    func idleFolderBoards() throws {
+        must("init", "-b", "alice.magnets", "--replica", "alice")
+        must("tray", "add", "A", "--unlimited", "-b", "alice.magnets")
+        try? FileManager.default.createDirectory(atPath: scratch.file("boards"), withIntermediateDirectories: true)
+        must("server", "add", "fridge", "--from", "alice.magnets", "--dir", "boards")
+        must("server", "add", "other", "--from", "alice.magnets", "--dir", "boards")
+        let bad = magnets("serve", "--dir", "boards", "--board-idle", "0")
+        #expect(bad.status == 64 && bad.firstErrorLine.hasPrefix("error:"), "\(bad)")
+        let server = try TestServer(scratch, open: true, extra: ["--board-idle", "0.3"])
+        let pid = server.started.process.processIdentifier
+        #expect(try server.post("/boards/fridge/commands", json: Self.pull(0)).status == 200)
+        let shown = try server.get("/boards/fridge/show")
+        #expect(shown.status == 200 && Self.openFiles(pid, named: "fridge.magnets") > 0)
+        #expect(try Self.eventually { Self.openFiles(pid, named: "fridge.magnets") == 0 }, "never let go")
+        // Opened again with nothing lost.
+        #expect(try server.get("/boards/fridge/show").body == shown.body)
 
-            // An event stream on `fridge` keeps it open past the idle time, and hears every op
-            // taken under load; `other`, written at once without one, is let go and opened again.
-            var stream: EventStream? = try server.events("fridge", token: nil)
-            let statuses = Self.pulls(server.client, count: 40, threads: 4)
-            let others = Self.pulls(server.client, board: "other", count: 40, threads: 4)
-            #expect(statuses.allSatisfy { $0 == "200" } && others.allSatisfy { $0 == "200" }, "\(statuses) \(others)")
-            for _ in 0..<40 { #expect(try stream?.nextOp() != nil) }
-            // The server looks for idle boards every second.
-            #expect(try Self.eventually { Self.openFiles(pid, named: "other.magnets") == 0 })
-            #expect(Self.openFiles(pid, named: "fridge.magnets") > 0, "let go with a stream open")
-            // The server finds a stream gone when a write to it fails: a keep-alive every 15 s, and
-            // the first write after the client closed may still be taken by the kernel.
-            stream = nil
-            #expect(try Self.eventually(seconds: 45) { Self.openFiles(pid, named: "fridge.magnets") == 0 })
-            for board in ["fridge", "other"] {
-                #expect(try server.get("/boards/\(board)").object["ops"] as? Int == (board == "fridge" ? 43 : 42))
-            }
-            let stopped = server.stop()
-            #expect(stopped.status == 0, "\(stopped.stderr)")
-            #expect(must("check", "-b", "boards/other.magnets").status == 0)
+        // An event stream on `fridge` keeps it open past the idle time, and hears every op
+        // taken under load; `other`, written at once without one, is let go and opened again.
+        var stream: EventStream? = try server.events("fridge", token: nil)
+        let statuses = Self.pulls(server.client, count: 40, threads: 4)
+        let others = Self.pulls(server.client, board: "other", count: 40, threads: 4)
+        #expect(statuses.allSatisfy { $0 == "200" } && others.allSatisfy { $0 == "200" }, "\(statuses) \(others)")
+        for _ in 0..<40 { #expect(try stream?.nextOp() != nil) }
+        // The server looks for idle boards every second.
+        #expect(try Self.eventually { Self.openFiles(pid, named: "other.magnets") == 0 })
+        #expect(Self.openFiles(pid, named: "fridge.magnets") > 0, "let go with a stream open")
+        // The server finds a stream gone when a write to it fails: a keep-alive every 15 s, and
+        // the first write after the client closed may still be taken by the kernel.
+        stream = nil
+        #expect(try Self.eventually(seconds: 45) { Self.openFiles(pid, named: "fridge.magnets") == 0 })
+        for board in ["fridge", "other"] {
+            #expect(try server.get("/boards/\(board)").object["ops"] as? Int == (board == "fridge" ? 43 : 42))
         }
+        let stopped = server.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(must("check", "-b", "boards/other.magnets").status == 0)
     }
 }
 
@@ -122,102 +119,96 @@ struct PostgresLifetimeTests: ScratchSuite {
     }
 
     @Test("processes killed while writing checkpoints leave the board whole; the next starts from a whole checkpoint")
-    func killedWhileCheckpointing() async throws {
-        // Blocking throughout: on a thread of its own, not one of the few cooperative ones.
-        try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try TestCluster()
-            let token = hostedBoard(cluster)
-            var acknowledged = 0
-            for delay in [300_000, 700_000, 1_100_000] as [UInt32] {
-                // A checkpoint after every write: the kill finds one being written now and then.
-                let server = try TestServer(scratch, postgres: cluster.url, extra: ["--checkpoint-every", "1"])
-                let (load, client) = (DispatchQueue.global(), server.client)
-                let statuses = Mutex<[String]>([])
-                let done = DispatchGroup()
-                load.async(group: done) {
-                    statuses.withLock { $0 = BoardLifetimeTests.pulls(client, token: token, count: 60, threads: 3) }
-                }
-                usleep(delay)
-                server.started.kill(SIGKILL)
-                done.wait()
-                acknowledged += statuses.withLock { $0.filter { $0 == "200" }.count }
+    func killedWhileCheckpointing() throws {
+        let cluster = try TestCluster()
+        let token = hostedBoard(cluster)
+        var acknowledged = 0
+        for delay in [300_000, 700_000, 1_100_000] as [UInt32] {
+            // A checkpoint after every write: the kill finds one being written now and then.
+            let server = try TestServer(scratch, postgres: cluster.url, extra: ["--checkpoint-every", "1"])
+            let (load, client) = (DispatchQueue.global(), server.client)
+            let statuses = Mutex<[String]>([])
+            let done = DispatchGroup()
+            load.async(group: done) {
+                statuses.withLock { $0 = BoardLifetimeTests.pulls(client, token: token, count: 60, threads: 3) }
             }
-            #expect(acknowledged > 0)
-            // Whatever the kills cut short, every checkpoint stored is whole.
-            #expect(try number(cluster, "SELECT count(*) FROM board_checkpoint WHERE digest <> sha256(image)") == 0)
-            #expect(try number(cluster, "SELECT count(*) FROM board_checkpoint") >= 1)
-            let logged = try number(cluster, "SELECT count(*) FROM op WHERE board = 'fridge'")
-            #expect(logged >= 2 + acknowledged)
-
-            // A new process starts from the latest checkpoint and serves the board a replay makes.
-            let server = try TestServer(scratch, postgres: cluster.url)
-            let info = try server.get("/boards/fridge", token: token)
-            #expect(info.status == 200 && info.object["ops"] as? Int == logged)
-            let newest = try number(cluster, "SELECT max(n) FROM board_checkpoint")
-            let remote = "http://127.0.0.1:\(server.port)/boards/fridge"
-            must(["clone", remote, "copy.magnets", "--replica", "copy", "--token", token])
-            let served = try server.get("/boards/fridge/show", token: token)
-            #expect(
-                try withoutReplica(served.body)
-                    == withoutReplica(Data(must("show", "--json", "-b", "copy.magnets").stdout.utf8)))
-            let stopped = server.stop()
-            #expect(
-                stopped.stderr.contains("board opened") && stopped.stderr.contains("from=\(newest)"),
-                "\(stopped.stderr)")
-
-            // `server check` proves the checkpoint equal to a replay; a damaged one is found and
-            // made again, and the next check starts from the new one.
-            let checked = must("server", "check", "fridge", "--postgres", cluster.url)
-            #expect(
-                checked.stdout.contains("made from the checkpoint at n \(newest)") && checked.stderr.isEmpty,
-                "\(checked)")
-            _ = try cluster.sql(
-                "UPDATE board_checkpoint SET image = overlay(image placing '\\x00ff00ff'::bytea from 5000)")
-            let damaged = must("server", "check", "fridge", "--postgres", cluster.url)
-            #expect(damaged.stderr.contains("damaged (its image does not match its digest)"), "\(damaged)")
-            #expect(damaged.stdout.contains("made from the whole log"), "\(damaged)")
-            let again = must("server", "check", "fridge", "--postgres", cluster.url)
-            #expect(again.stdout.contains("made from the checkpoint at n") && again.stderr.isEmpty, "\(again)")
-            let none = magnets("server", "check", "nosuch", "--postgres", cluster.url)
-            #expect(none.status == 1 && none.firstErrorLine.hasPrefix("error: no board 'nosuch'"), "\(none)")
+            usleep(delay)
+            server.started.kill(SIGKILL)
+            done.wait()
+            acknowledged += statuses.withLock { $0.filter { $0 == "200" }.count }
         }
+        #expect(acknowledged > 0)
+        // Whatever the kills cut short, every checkpoint stored is whole.
+        #expect(try number(cluster, "SELECT count(*) FROM board_checkpoint WHERE digest <> sha256(image)") == 0)
+        #expect(try number(cluster, "SELECT count(*) FROM board_checkpoint") >= 1)
+        let logged = try number(cluster, "SELECT count(*) FROM op WHERE board = 'fridge'")
+        #expect(logged >= 2 + acknowledged)
+
+        // A new process starts from the latest checkpoint and serves the board a replay makes.
+        let server = try TestServer(scratch, postgres: cluster.url)
+        let info = try server.get("/boards/fridge", token: token)
+        #expect(info.status == 200 && info.object["ops"] as? Int == logged)
+        let newest = try number(cluster, "SELECT max(n) FROM board_checkpoint")
+        let remote = "http://127.0.0.1:\(server.port)/boards/fridge"
+        must(["clone", remote, "copy.magnets", "--replica", "copy", "--token", token])
+        let served = try server.get("/boards/fridge/show", token: token)
+        #expect(
+            try withoutReplica(served.body)
+                == withoutReplica(Data(must("show", "--json", "-b", "copy.magnets").stdout.utf8)))
+        let stopped = server.stop()
+        #expect(
+            stopped.stderr.contains("board opened") && stopped.stderr.contains("from=\(newest)"),
+            "\(stopped.stderr)")
+
+        // `server check` proves the checkpoint equal to a replay; a damaged one is found and
+        // made again, and the next check starts from the new one.
+        let checked = must("server", "check", "fridge", "--postgres", cluster.url)
+        #expect(
+            checked.stdout.contains("made from the checkpoint at n \(newest)") && checked.stderr.isEmpty,
+            "\(checked)")
+        _ = try cluster.sql(
+            "UPDATE board_checkpoint SET image = overlay(image placing '\\x00ff00ff'::bytea from 5000)")
+        let damaged = must("server", "check", "fridge", "--postgres", cluster.url)
+        #expect(damaged.stderr.contains("damaged (its image does not match its digest)"), "\(damaged)")
+        #expect(damaged.stdout.contains("made from the whole log"), "\(damaged)")
+        let again = must("server", "check", "fridge", "--postgres", cluster.url)
+        #expect(again.stdout.contains("made from the checkpoint at n") && again.stderr.isEmpty, "\(again)")
+        let none = magnets("server", "check", "nosuch", "--postgres", cluster.url)
+        #expect(none.status == 1 && none.firstErrorLine.hasPrefix("error: no board 'nosuch'"), "\(none)")
     }
 
     @Test(
         "serve --postgres --board-idle removes an idle board's cache after a checkpoint; the next request starts from it"
     )
-    func idleDatabaseBoards() async throws {
-        // Blocking throughout: on a thread of its own, not one of the few cooperative ones.
-        try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try TestCluster()
-            let token = hostedBoard(cluster)
-            let temporary = scratch.file("tmp")
-            try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
-            let server = try TestServer(
-                scratch, postgres: cluster.url, extra: ["--board-idle", "0.5"], environment: ["TMPDIR": temporary])
-            func caches() -> Int {
-                let folders = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
-                return folders.flatMap { folder in
-                    ((try? FileManager.default.contentsOfDirectory(atPath: temporary + "/" + folder)) ?? [])
-                        .filter { $0.hasPrefix("fridge.") && $0.hasSuffix(".magnets") }
-                }.count
-            }
-            let statuses = BoardLifetimeTests.pulls(server.client, token: token, count: 30, threads: 3)
-            #expect(statuses.allSatisfy { $0 == "200" }, "\(statuses)")
-            let shown = try server.get("/boards/fridge/show", token: token)
-            #expect(shown.status == 200 && caches() == 1)
-            #expect(try BoardLifetimeTests.eventually { caches() == 0 }, "never let go")
-            // Let go with a checkpoint of everything it held.
-            #expect(
-                try number(cluster, "SELECT max(n) FROM board_checkpoint") == number(cluster, "SELECT max(n) FROM op"))
-            #expect(try server.get("/boards/fridge/show", token: token).body == shown.body)
-            // More writes while it is let go between them: none lost.
-            let more = BoardLifetimeTests.pulls(server.client, token: token, count: 30, threads: 2)
-            #expect(more.allSatisfy { $0 == "200" }, "\(more)")
-            #expect(try server.get("/boards/fridge", token: token).object["ops"] as? Int == 2 + 60)
-            let stopped = server.stop()
-            #expect(stopped.status == 0)
-            #expect(stopped.stderr.contains("replayed=0"), "\(stopped.stderr)")
+    func idleDatabaseBoards() throws {
+        let cluster = try TestCluster()
+        let token = hostedBoard(cluster)
+        let temporary = scratch.file("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let server = try TestServer(
+            scratch, postgres: cluster.url, extra: ["--board-idle", "0.5"], environment: ["TMPDIR": temporary])
+        func caches() -> Int {
+            let folders = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+            return folders.flatMap { folder in
+                ((try? FileManager.default.contentsOfDirectory(atPath: temporary + "/" + folder)) ?? [])
+                    .filter { $0.hasPrefix("fridge.") && $0.hasSuffix(".magnets") }
+            }.count
         }
+        let statuses = BoardLifetimeTests.pulls(server.client, token: token, count: 30, threads: 3)
+        #expect(statuses.allSatisfy { $0 == "200" }, "\(statuses)")
+        let shown = try server.get("/boards/fridge/show", token: token)
+        #expect(shown.status == 200 && caches() == 1)
+        #expect(try BoardLifetimeTests.eventually { caches() == 0 }, "never let go")
+        // Let go with a checkpoint of everything it held.
+        #expect(
+            try number(cluster, "SELECT max(n) FROM board_checkpoint") == number(cluster, "SELECT max(n) FROM op"))
+        #expect(try server.get("/boards/fridge/show", token: token).body == shown.body)
+        // More writes while it is let go between them: none lost.
+        let more = BoardLifetimeTests.pulls(server.client, token: token, count: 30, threads: 2)
+        #expect(more.allSatisfy { $0 == "200" }, "\(more)")
+        #expect(try server.get("/boards/fridge", token: token).object["ops"] as? Int == 2 + 60)
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(stopped.stderr.contains("replayed=0"), "\(stopped.stderr)")
     }
 }

@@ -238,51 +238,48 @@ extension FanoutTests {
     /// answer: magnets-fuzz fanout's "/show answered with nothing"), nor may the idle timeout
     /// close a connection whose body waits so (its POST was reset).
     @Test("a request that waits unread while the server is held up past --timeout is answered")
-    func heldUpServer() async throws {
-        // Blocking throughout: on a thread of its own, not one of the few cooperative ones.
-        try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            must("server", "add", "other", "--dir", "boards")
-            let token = serverToken("other")
-            let server = try TestServer(scratch, extra: ["--timeout", "0.3"])
-            let pid = server.started.process.processIdentifier
-            let (client, done, answers) = (server.client, Flag(), Latencies())
-            let (probes, posts) = (Counts(6), Latencies())
-            // A body of 2 MB that is not a bundle: answered 400 once read whole.
-            let junk = Data(repeating: 0x78, count: 2 << 20)
-            for i in 0..<6 {
-                Thread.detached {
-                    while !done.isSet {
-                        let start = Date()
-                        if i < 4 {
-                            let status = (try? client.request("GET", "/boards/other/show", token: token))?.status ?? 0
-                            answers.add(Date().timeIntervalSince(start), ok: status == 200)
-                        } else {
-                            let status =
-                                (try? client.request("POST", "/boards/other/ops", token: token, body: junk))?.status
-                                ?? 0
-                            // Answered: 400 once read whole, or 408 when a loaded machine
-                            // sends it slower than the body's time limit. Not answered (0): the
-                            // connection reset with the request unread, what this test is after.
-                            posts.add(Date().timeIntervalSince(start), ok: status == 400 || status == 408)
-                        }
+    func heldUpServer() throws {
+        must("server", "add", "other", "--dir", "boards")
+        let token = serverToken("other")
+        let server = try TestServer(scratch, extra: ["--timeout", "0.3"])
+        let pid = server.started.process.processIdentifier
+        let (client, done, answers) = (server.client, Flag(), Latencies())
+        let (probes, posts) = (Counts(6), Latencies())
+        // A body of 2 MB that is not a bundle: answered 400 once read whole.
+        let junk = Data(repeating: 0x78, count: 2 << 20)
+        for i in 0..<6 {
+            Thread.detached {
+                while !done.isSet {
+                    let start = Date()
+                    if i < 4 {
+                        let status = (try? client.request("GET", "/boards/other/show", token: token))?.status ?? 0
+                        answers.add(Date().timeIntervalSince(start), ok: status == 200)
+                    } else {
+                        let status =
+                            (try? client.request("POST", "/boards/other/ops", token: token, body: junk))?.status
+                            ?? 0
+                        // Answered: 400 once read whole, or 408 when a loaded machine
+                        // sends it slower than the body's time limit. Not answered (0): the
+                        // connection reset with the request unread, what this test is after.
+                        posts.add(Date().timeIntervalSince(start), ok: status == 400 || status == 408)
                     }
-                    probes.add(i)
                 }
+                probes.add(i)
             }
-            // Longer than --timeout, shorter than the body's time limit (twice it).
-            for _ in 0..<25 {
-                usleep(UInt32.random(in: 30_000...150_000))
-                kill(pid, SIGSTOP)
-                usleep(450_000)
-                kill(pid, SIGCONT)
-            }
-            done.set()
-            while (0..<6).contains(where: { probes.get($0) == 0 }) { usleep(10_000) }
-            let (_, slowest, failed) = answers.summary()
-            #expect(failed == 0, "\(failed) /show requests got no 200 (the slowest took \(slowest) s)")
-            let (_, slowestPost, failedPosts) = posts.summary()
-            #expect(failedPosts == 0, "\(failedPosts) POSTs got no 400 or 408 (the slowest took \(slowestPost) s)")
         }
+        // Longer than --timeout, shorter than the body's time limit (twice it).
+        for _ in 0..<25 {
+            usleep(UInt32.random(in: 30_000...150_000))
+            kill(pid, SIGSTOP)
+            usleep(450_000)
+            kill(pid, SIGCONT)
+        }
+        done.set()
+        while (0..<6).contains(where: { probes.get($0) == 0 }) { usleep(10_000) }
+        let (_, slowest, failed) = answers.summary()
+        #expect(failed == 0, "\(failed) /show requests got no 200 (the slowest took \(slowest) s)")
+        let (_, slowestPost, failedPosts) = posts.summary()
+        #expect(failedPosts == 0, "\(failedPosts) POSTs got no 400 or 408 (the slowest took \(slowestPost) s)")
     }
 }
 

@@ -1,17 +1,6 @@
 import Dispatch
 import Testing
 
-/// Runs each job on a thread of the dispatch's global pool, which grows past the core count: the
-/// executor the tests that block throughout prefer, so that they do not hold the cooperative pool.
-final class DispatchTaskExecutor: TaskExecutor {
-    static let shared = DispatchTaskExecutor()
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
 /// Runs at most `width` jobs at once, each on a dispatch thread: the tests of this target wait
 /// on processes and sockets for their whole run, and on Swift's cooperative pool (one thread a
 /// core) they held every thread while the in-process tests' database queries and timers waited
