@@ -162,4 +162,71 @@ struct GroupWriteTests: BoardFileMaking {
         }
         #expect(try history(server) == history(reference))
     }
+
+    /// Independent imports in one group are written with one replay; a write that depends on an
+    /// earlier one of the group (its op's clock names it) or repeats its replica goes alone.
+    /// Either way each write admits what it would alone, and the file ends as plain imports
+    /// leave it.
+    @Test("independent imports of a group are written as one, dependent ones alone, with the same outcome")
+    func independentImportsTogether() throws {
+        let server = try make("server.magnets", replica: "server", interval: 100)
+        try server.record(author: "s") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        for k in 0..<4 {
+            try server.record(author: "s") { _ in
+                .pull(letter: "A", color: "red", target: .point(Point(x: Double(80 + 200 * k), y: 300)))
+            }
+        }
+        let base = try server.current()
+        let magnets = base.board.magnets.keys.sorted { $0.description < $1.description }
+        let reference = try server.clone(to: folder.appendingPathComponent("reference.magnets").path, replica: "ref")
+        var clients: [BoardFile] = []
+        for c in 0..<4 {
+            let client = try server.clone(to: folder.appendingPathComponent("c\(c).magnets").path, replica: "c\(c)")
+            try client.record(author: "c") { _ in
+                .move(magnet: magnets[c % 2], target: .point(Point(x: Double(100 + 150 * c), y: 200)))
+            }
+            clients.append(client)
+        }
+        // c3 has c0's op before it moves again: its second op names c0:1, which the log lacks
+        // until c0's write of the same group lands.
+        try catchUp(clients[3], from: clients[0])
+        try clients[3].record(author: "c") { _ in .move(magnet: magnets[0], target: .point(Point(x: 700, y: 500))) }
+        // Each client's own ops (c3 holds c0's too), one bundle each.
+        let writes = try clients.map { client in
+            try singleOpWrites(of: client, since: base.clock).filter { write in
+                guard case .importOps(_, let ops) = write else { return false }
+                return ops.allSatisfy { $0.id.replica == client.replica }
+            }
+        }
+        let group: [BoardWrite] = [
+            writes[2][0], writes[1][0], writes[0][0],  // independent: one replay
+            writes[2][0],  // c2's op again: skipped, alone
+            writes[3][0],  // independent of the three
+            writes[3][1],  // names c0:1 and repeats c3: alone, after the rest
+        ]
+        let results = server.write(group: group).map { try? $0.get() }
+        #expect(results.allSatisfy { $0 != nil })
+        #expect(results.map { $0?.imported?.added } == [1, 1, 1, 0, 1, 1])
+        #expect(results.map { $0?.imported?.skipped } == [0, 0, 0, 1, 0, 0])
+        #expect(results[0]?.taken.map(\.op.id.description) == ["c2:1"])
+        #expect(results[2]?.added.map(\.id.description) == ["c0:1"])
+        // The first three were written as one: each answers the clock once all three landed.
+        let three = VectorClock(["server": 6, "c0": 1, "c1": 1, "c2": 1])
+        #expect(results[0..<3].map { $0?.clock } == [three, three, three])
+        let after = try server.current()
+        #expect(results[5]?.clock == after.clock)
+        #expect(after.opCount == base.opCount + 5)
+        for write in [writes[2][0], writes[1][0], writes[0][0], writes[3][0], writes[3][1]] {
+            guard case .importOps(let header, let ops) = write else { continue }
+            _ = try reference.importOps((header, ops))
+        }
+        #expect(try server.check().isClean)
+        #expect(try server.current().board == reference.current().board)
+        func history(_ file: BoardFile) throws -> [String] {
+            var entries: [String] = []
+            try file.history { entries.append("\($0.position) \($0.op.id) \($0.events)") }
+            return entries
+        }
+        #expect(try history(server) == history(reference))
+    }
 }

@@ -118,7 +118,15 @@ extension BoardFile {
         let stamp = try RecentStarts.Stamp(db)
         var recent: RecentStarts? = kept?.stamp == stamp ? kept!.starts : RecentStarts()
         var results: [Result<BoardWritten, any Error>] = []
-        for item in writes {
+        var next = 0
+        while next < writes.count {
+            if let together = try importTogether(writes[next...], events: events, db, recent: &recent) {
+                results += together.map { .success($0) }
+                next += together.count
+                continue
+            }
+            let item = writes[next]
+            next += 1
             let before = recent
             do {
                 var written: BoardWritten?
@@ -138,6 +146,61 @@ extension BoardFile {
             }
         }
         return (results, (try RecentStarts.Stamp(db, dataVersion: stamp.dataVersion), recent!))
+    }
+
+    /// The imports at the start of `writes` that can be written as one (two or more), written so
+    /// with one replay of the window they share, or nil (the first write then goes alone). Each
+    /// is admitted as if it came alone, against the log as it was before them; a run ends
+    /// before an import of another board, one not admitted so, or one with ops of a replica an
+    /// earlier one of the run brings. Ops of the run's imports are then independent: none names
+    /// or repeats another's (admission refuses a clock that names an op the log lacks), so
+    /// writing them in one replay leaves the file as writing them one by one would, and each
+    /// admits the same ops. What differs: each write's clock and events are those once the
+    /// whole run is written (the group commits as one, so no reader sees between). When the
+    /// run's write throws, nothing of it is kept and the writes go one by one.
+    ///
+    /// - Complexity: one replay from the nearest start before the run's earliest op, instead of
+    ///   one per write.
+    private func importTogether(
+        _ writes: ArraySlice<BoardWrite>, events: Bool, _ db: Database, recent: inout RecentStarts?
+    ) throws -> [BoardWritten]? {
+        guard writes.count >= 2, case .importOps = writes.first! else { return nil }
+        var index = try LogIndex.load(db)
+        var admitted: [(fresh: [MagnetsCore.Operation], skipped: Int)] = []
+        var replicas: Set<String> = []
+        for item in writes {
+            guard case .importOps(let header, let ops) = item, header.board == boardID,
+                let fresh = try? Admission.admit(ops, db, index: index)
+            else { break }
+            let brought = Set(fresh.map(\.id.replica))
+            guard brought.isDisjoint(with: replicas) else { break }
+            replicas.formUnion(brought)
+            admitted.append((fresh, ops.count - fresh.count))
+        }
+        guard admitted.count >= 2 else { return nil }
+        let all = admitted.flatMap(\.fresh).sorted(by: Operation.replaysBefore)
+        let before = recent
+        do {
+            try mapErrors {
+                try db.inSavepoint {
+                    try Integration.write(all, interval: checkpointInterval, db, index: &index, recent: &recent)
+                    return .commit
+                }
+            }
+        } catch {
+            recent = before
+            guard db.isInsideTransaction else { throw error }
+            return nil
+        }
+        var taken: [OpID: (op: MagnetsCore.Operation, events: [Event])] = [:]
+        if events {
+            for entry in try self.taken(all, db, index: index) { taken[entry.op.id] = entry }
+        }
+        return admitted.map { fresh, skipped in
+            BoardWritten(
+                imported: ImportReport(added: fresh.count, skipped: skipped), edit: nil, clock: index.version,
+                taken: events ? fresh.compactMap { taken[$0.id] } : [], added: fresh)
+        }
     }
 
     private func apply(
