@@ -2,12 +2,13 @@ import Foundation
 import MagnetsCore
 import MagnetsStore
 
-/// Issue 36's memory figure: a `serve --dir` process answers one `GET …/show` on each of N
-/// /// boards, then sits idle past `--board-idle`; its RSS before the first board, after the last
-/// answer, and once the boards were let go. Each board is added (`server add --from`) from one
-/// file of 100 magnets, 5 zones, 5 boundaries and 2,000 moves.
+/// Issue 36's memory figure: a `serve --dir` process (or, `postgres`, a `serve --postgres` one on
+/// a cluster of its own) answers one `GET …/show` on each of N boards, then sits idle past
+/// `--board-idle`; its RSS before the first board, after the last answer, and once the boards
+/// were let go. Each board is added (`server add --from`) from one file of 100 magnets, 5 zones,
+/// 5 boundaries and 2,000 moves.
 enum IdleBoardsBenchmark {
-    static func run(boards count: Int = 1000) throws {
+    static func run(boards count: Int = 1000, postgres: Bool = false) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-idle-\(getpid())")
             .path
         let folder = scratch + "/boards"
@@ -19,39 +20,45 @@ enum IdleBoardsBenchmark {
             try Workloads.moves(2_000, replica: "base", on: base, seed: 7), into: base, scratch: scratch)
         let ops = try base.current().opCount
         try base.close()
+        let cluster = postgres ? try BenchCluster(in: scratch) : nil
+        defer { cluster?.stop() }
+        let store = cluster.map { ["--postgres", $0.url] } ?? ["--dir", folder]
         let started = Date()
         for k in 0..<count {
             let added = Measure.spawn(
-                Measure.magnetsBinary, ["server", "add", "b\(k)", "--from", scratch + "/base.magnets", "--dir", folder])
+                Measure.magnetsBinary, ["server", "add", "b\(k)", "--from", scratch + "/base.magnets"] + store)
             guard added.status == 0 else { throw BenchError("server add b\(k) failed") }
         }
         print(
             String(
-                format: "idle-boards: %d boards of %d ops each (made in %.0f s)", count, ops,
-                Date().timeIntervalSince(started)))
+                format: "idle-boards: %d boards of %d ops each in %@ (made in %.0f s)", count, ops,
+                postgres ? "PostgreSQL" : "a folder", Date().timeIntervalSince(started)))
 
         // Every board is to be open at once before the idle time lets the first go: a trial on
         // 20 boards says how long the N answers will take, and the idle time is 1.5 times that.
-        let trial = try answers(Array(0..<min(20, count)), folder: folder, idle: 600).times
+        let trial = try answers(Array(0..<min(20, count)), postgres: cluster?.url, folder: folder, idle: 600).times
         let idle = max(5, (Measure.median(trial) * Double(count) * 1.5).rounded(.up))
-        let (times, before, busy, after) = try answers(Array(0..<count), folder: folder, idle: idle)
+        let (times, before, busy, after) = try answers(
+            Array(0..<count), postgres: cluster?.url, folder: folder, idle: idle)
         print(
             String(
                 format:
-                    "  serve --board-idle %.0f: RSS before the first board %.1f MiB; after one GET …/show on each "
+                    "  serve %@ --board-idle %.0f: RSS before the first board %.1f MiB; after one GET …/show on each "
                     + "(p50 answer %@) %.1f MiB; idle past that %.1f MiB: %+.1f MiB from before (target within 50)",
-                idle, before, Measure.ms(Measure.median(times)), busy, after, after - before))
+                postgres ? "--postgres" : "--dir", idle, before, Measure.ms(Measure.median(times)), busy, after,
+                after - before))
     }
 
-    /// Starts `serve --board-idle IDLE` on `folder`, asks `GET …/show` of each board in `boards`
+    /// Starts `serve --board-idle IDLE` on `folder` (or the database at `postgres`), asks `GET …/show` of each board in `boards`
     /// in turn, waits out the idle time, and stops it; the answers' times and its RSS before the
     /// first, after the last, and at the end.
     static func answers(
-        _ boards: [Int], folder: String, idle: Double
+        _ boards: [Int], postgres: String?, folder: String, idle: Double
     ) throws -> (
         times: [Double], before: Double, busy: Double, after: Double
     ) {
-        let served = try ServerBenchmark.Served(folder: folder, extra: ["--board-idle", String(idle)])
+        let served = try ServerBenchmark.Served(
+            folder: folder, postgres: postgres, extra: ["--board-idle", String(idle)])
         defer { served.stop() }
         let pid = served.process.processIdentifier
         usleep(500_000)

@@ -33,8 +33,11 @@ do {
         // magnets-bench first-answer [M …]: boards of M moves (default 10,000 and 100,000).
         let sizes = CommandLine.arguments.dropFirst(2).compactMap { Int($0) }
         try FirstAnswerBenchmark.run(sizes: sizes.isEmpty ? [10_000, 100_000] : sizes)
-    // magnets-bench idle-boards [N]: a server's memory after N boards went idle (issue 36).
-    case "idle-boards": try IdleBoardsBenchmark.run(boards: Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1000)
+    // magnets-bench idle-boards [--postgres] [N]: a server's memory after N boards went idle (issue 36).
+    case "idle-boards":
+        let rest = CommandLine.arguments.dropFirst(2)
+        try IdleBoardsBenchmark.run(
+            boards: rest.compactMap { Int($0) }.first ?? 1000, postgres: rest.contains("--postgres"))
     case "history-cost":
         // magnets-bench history-cost [--no-postgres] [M …]: boards of M ops (default 10^4–10^6).
         let arguments = CommandLine.arguments.dropFirst(2)
@@ -59,7 +62,7 @@ do {
         WordsBenchmark.run()
     default:
         print(
-            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|history-cost [--no-postgres] [M…]|idle-boards [N]|page [N]|hands [S]|words|probe [M]|bundle|all]"
+            "usage: magnets-bench [core|fold|fold-undo|store|sync|sync-quick|sync-against OTHER [M…]|history|server|server-sync [M]|server-history|server-pg|first-answer [M…]|history-cost [--no-postgres] [M…]|idle-boards [--postgres] [N]|page [N]|hands [S]|words|probe [M]|bundle|all]"
         )
         exit(64)
     }
