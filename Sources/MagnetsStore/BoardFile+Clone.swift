@@ -44,7 +44,7 @@ extension BoardFile {
     ) async throws -> BoardFile {
         if let problem = Validation.replicaIDProblem(replica) { throw StoreError.refused(problem) }
         guard !FileManager.default.fileExists(atPath: destination) else { throw StoreError.fileExists(destination) }
-        var reader = OpBundle.Reader(name: "the board at \(address)")
+        var reader = OpBundle.Reader(name: "the board at \(address)", maxBytes: OpBundle.cloneMaxBytes)
         var ops: [MagnetsCore.Operation] = []
         while reader.header == nil, let part = try await answer.next() { ops += try reader.read(part) }
         guard let header = reader.header else {

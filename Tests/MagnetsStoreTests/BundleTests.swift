@@ -125,6 +125,21 @@ struct BundleTests: BoardFileMaking {
         return (try #require(reader.header as OpBundle.Header?), ops)
     }
 
+    @Test("a bundle read in parts is refused once it passes the reader's limit, which a clone sets higher")
+    func readerLimit() throws {
+        let op = Operation(
+            id: OpID(replica: "alice", seq: 1), lamport: 1, context: VectorClock(["alice": 1]), author: "alice",
+            time: 1_795_000_000_000, payload: .resize(Size(width: 400, height: 300)))
+        let bytes = Array(OpBundle.encode(board: "b", clock: VectorClock(["alice": 1]), since: nil, ops: [op]))
+        var small = OpBundle.Reader(name: "the bundle", maxBytes: bytes.count - 1)
+        #expect { _ = try small.read(bytes) } throws: {
+            "\($0)".contains("the bundle is larger than \(bytes.count - 1) bytes")
+        }
+        var exact = OpBundle.Reader(name: "the bundle", maxBytes: bytes.count)
+        #expect(try exact.read(bytes) == [op])
+        #expect(OpBundle.cloneMaxBytes > 4 * OpBundle.maxBytes)
+    }
+
     @Test(
         "a bundle read in parts of any size gives the ops, or the refusal, it gives read whole",
         arguments: [

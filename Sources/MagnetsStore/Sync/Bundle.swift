@@ -23,6 +23,11 @@ public enum OpBundle {
     public static let formatVersion = 1
     /// The largest bundle read (bytes).
     public static let maxBytes = 2_000_000_000
+    /// The largest bundle a clone from a server reads (bytes). A clone never holds the bundle:
+    /// it writes the ops to the new file as they arrive, so its bound is the disk's, not
+    /// memory's: 16 GB of text (~76 million ops at ~210 bytes each, a file of ~4 GB) is far
+    /// past any board a server holds today, and still stops a server that sends without end.
+    public static let cloneMaxBytes = 16_000_000_000
 
     /// A bundle's header line.
     public struct Header: Sendable, Equatable {

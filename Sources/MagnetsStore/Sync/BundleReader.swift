@@ -12,6 +12,8 @@ extension OpBundle {
 
         /// Names the bundle in errors.
         let name: String
+        /// The most bytes it reads (`OpBundle.maxBytes` unless given).
+        let maxBytes: Int
         /// The start of a line not yet complete.
         private var carry: [UInt8] = []
         /// How many lines are complete, the header's included.
@@ -21,7 +23,10 @@ extension OpBundle {
         /// Set once the header's line is in.
         private var checks: Checks?
 
-        public init(name: String) { self.name = name }
+        public init(name: String, maxBytes: Int = OpBundle.maxBytes) {
+            self.name = name
+            self.maxBytes = maxBytes
+        }
 
         /// The header, once its line is in.
         public var header: Header? { checks?.header }
@@ -29,7 +34,10 @@ extension OpBundle {
         /// The ops of the lines `part` completes, each read and checked.
         public mutating func read(_ part: [UInt8]) throws -> [MagnetsCore.Operation] {
             size += part.count
-            guard size <= maxBytes else { throw StoreError.badBundle("\(name) is larger than 2 GB") }
+            guard size <= maxBytes else {
+                let limit = maxBytes >= 1_000_000_000 ? "\(maxBytes / 1_000_000_000) GB" : "\(maxBytes) bytes"
+                throw StoreError.badBundle("\(name) is larger than \(limit)")
+            }
             var ops: [MagnetsCore.Operation] = []
             var start = 0
             for i in part.indices where part[i] == UInt8(ascii: "\n") {
