@@ -181,7 +181,8 @@ enum Integration {
         ends.reserveCapacity(window.count)
         var checkpoints: [Int: String] = [:]
         var position = start.position
-        // (The ops are read in place, never copied: a copy of an op retains its clock and payload.)
+        // (The ops are read through a buffer pointer, not iterated: an iterator hands out a copy of
+        // each op, which retains its clock and payload.)
         window.withUnsafeBufferPointer { ops in
             for k in ops.indices {
                 let outcome = board.apply(ops[k])
