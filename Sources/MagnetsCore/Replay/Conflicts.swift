@@ -109,21 +109,31 @@ extension Conflict {
         /// op before it having been added — is the later.
         public mutating func add(_ current: Int, of ops: [Operation], _ outcome: Outcome, into found: inout [Conflict])
         {
+            ops.withUnsafeBufferPointer { add(current, of: $0, outcome, into: &found) }
+        }
+
+        /// `add`, reading the ops in place: a sync replays every op of its window through here, and
+        /// a copy of an op (its clock, its payload) costs more than what the finder reads of it.
+        private mutating func add(
+            _ current: Int, of ops: UnsafeBufferPointer<Operation>, _ outcome: Outcome, into found: inout [Conflict]
+        ) {
             let rejected = outcome.rejection
-            let op = ops[current]
-            func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Operation) -> Settlement) {
-                guard let earlierIndex, pairs?(earlierIndex, current) ?? true, ops[earlierIndex].isConcurrent(with: op)
+            let pairs = self.pairs
+            func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Payload.Kind) -> Settlement) {
+                guard let earlierIndex, pairs?(earlierIndex, current) ?? true,
+                    ops[earlierIndex].isConcurrent(with: ops[current])
                 else { return }
-                let earlier = ops[earlierIndex]
-                found.append(Conflict(earlier: earlier.id, later: op.id, on: subject, settlement: settlement(earlier)))
+                found.append(
+                    Conflict(
+                        earlier: ops[earlierIndex].id, later: ops[current].id, on: subject,
+                        settlement: settlement(ops[earlierIndex].kind)))
             }
 
             // A zone or boundary added or removed by name: refused for its name (taken, or gone),
             // it conflicts with the op that last did the same to that name; applied, it becomes
             // that op and forgets the opposite. `true` when applied.
             func named(
-                _ name: String, _ subject: Subject, _ kind: String, adding: Bool,
-                done: inout [String: Int], undone: inout [String: Int]
+                _ name: String, _ subject: Subject, adding: Bool, done: inout [String: Int], undone: inout [String: Int]
             ) -> Bool {
                 switch rejected {
                 case nil:
@@ -141,15 +151,15 @@ extension Conflict {
             for zone in outcome.passedOver {
                 check(filledZone[zone], .zone(zone)) { _ in .filledTheZone }
             }
-            switch op.payload {
+            switch ops[current].payload {
             case .move(let m, _), .returnMagnet(let m):
                 let earlier = rejected == nil ? lastOnMagnet.updateValue(current, forKey: m) : lastOnMagnet[m]
-                check(earlier, .magnet(m)) { e in
+                let laterReturned = ops[current].kind == .returnMagnet
+                check(earlier, .magnet(m)) { earlierKind in
                     if let rejected {
-                        return .laterRejected(earlierReturned: e.kind == .returnMagnet, reason: rejected)
+                        return .laterRejected(earlierReturned: earlierKind == .returnMagnet, reason: rejected)
                     }
-                    return .laterApplied(
-                        earlierReturned: e.kind == .returnMagnet, laterReturned: op.kind == .returnMagnet)
+                    return .laterApplied(earlierReturned: earlierKind == .returnMagnet, laterReturned: laterReturned)
                 }
             case .pull(let letter, let color, _):
                 let key = TileKey(letter: letter, color: color)
@@ -161,17 +171,15 @@ extension Conflict {
             case .trayAdd(let letter, let color, _, _):
                 emptiedTile[TileKey(letter: letter, color: color)] = nil
             case .zoneAdd(let zone):
-                if named(zone.name, .zone(zone.name), "zone", adding: true, done: &namedZone, undone: &removedZone) {
+                if named(zone.name, .zone(zone.name), adding: true, done: &namedZone, undone: &removedZone) {
                     filledZone[zone.name] = nil
                 }
             case .zoneRemove(let name):
-                _ = named(name, .zone(name), "zone", adding: false, done: &removedZone, undone: &namedZone)
+                _ = named(name, .zone(name), adding: false, done: &removedZone, undone: &namedZone)
             case .boundaryAdd(let b):
-                _ = named(
-                    b.name, .boundary(b.name), "boundary", adding: true, done: &namedBoundary, undone: &removedBoundary)
+                _ = named(b.name, .boundary(b.name), adding: true, done: &namedBoundary, undone: &removedBoundary)
             case .boundaryRemove(let name):
-                _ = named(
-                    name, .boundary(name), "boundary", adding: false, done: &removedBoundary, undone: &namedBoundary)
+                _ = named(name, .boundary(name), adding: false, done: &removedBoundary, undone: &namedBoundary)
             case .undo(_, _, let subject):
                 guard let rejected, let inTheWay = rejected.inTheWay else { break }
                 let on: Subject
@@ -192,7 +200,7 @@ extension Conflict {
         /// Where the op `stamp` lies among `ops[..<end]` (in replay order), if there.
         ///
         /// - Complexity: O(log end).
-        static func position(of stamp: OpStamp, in ops: [Operation], before end: Int) -> Int? {
+        static func position(of stamp: OpStamp, in ops: UnsafeBufferPointer<Operation>, before end: Int) -> Int? {
             let key = stamp.key
             var low = 0
             var high = end

@@ -171,7 +171,7 @@ enum Integration {
     /// - Complexity: O(window) applies; memory O(window) for the encoded outcomes.
     static func replay(
         _ window: ArraySlice<Operation>, from start: Start, interval: Int, labels: Labels,
-        observe: ((Int, Outcome) -> Void)? = nil
+        observe: (Int, Outcome) -> Void = { _, _ in }
     ) -> Replay {
         var board = start.board
         var labels = labels
@@ -181,14 +181,17 @@ enum Integration {
         ends.reserveCapacity(window.count)
         var checkpoints: [Int: String] = [:]
         var position = start.position
-        // (The loop copies each op once: indexing the window at each use would copy it each time.)
-        for (i, op) in zip(window.indices, window) {
-            let outcome = board.apply(op)
-            observe?(i, outcome)
-            _ = OpRows.storeEvents(for: op, outcome.events, labels: &labels, into: &stored)
-            ends.append(stored.bytes.count)
-            position += 1
-            if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }
+        // (The ops are read through a buffer pointer, not iterated: an iterator hands out a copy of
+        // each op, which retains its clock and payload.)
+        window.withUnsafeBufferPointer { ops in
+            for k in ops.indices {
+                let outcome = board.apply(ops[k])
+                observe(window.startIndex + k, outcome)
+                _ = OpRows.storeEvents(for: ops[k], outcome.events, labels: &labels, into: &stored)
+                ends.append(stored.bytes.count)
+                position += 1
+                if position % interval == 0 { checkpoints[position] = BoardSnapshot.encode(board) }
+            }
         }
         return Replay(
             start: start, ops: window, stored: stored.bytes, ends: ends, startLabels: startLabels, labels: labels,

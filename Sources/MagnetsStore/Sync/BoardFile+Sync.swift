@@ -209,17 +209,16 @@ struct WindowReplay: Sendable {
         var conflicts = self.conflicts
         var found: [Conflict] = []
         let all = window.ops
-        let observe: ((Int, Outcome) -> Void)? =
-            finder == nil
-            ? nil
-            : { i, outcome in
-                finder!.add(i, of: all, outcome, into: &found)
-                guard !found.isEmpty else { return }
-                conflicts.count += found.count
+        let replay = Integration.replay(ops, from: start, interval: interval, labels: labels) { i, outcome in
+            guard finder != nil else { return }
+            finder!.add(i, of: all, outcome, into: &found)
+            guard !found.isEmpty else { return }
+            conflicts.count += found.count
+            if conflicts.listed.count < SyncReport.listedConflicts {
                 conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
-                found.removeAll(keepingCapacity: true)
             }
-        let replay = Integration.replay(ops, from: start, interval: interval, labels: labels, observe: observe)
+            found.removeAll(keepingCapacity: true)
+        }
         (self.finder, self.conflicts) = (finder, conflicts)
         done = end
         labels = replay.labels
