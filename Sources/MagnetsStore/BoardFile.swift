@@ -263,9 +263,12 @@ public final class BoardFile: Sendable {
 
     /// Closes the file. SQLite copies the write-ahead log in and removes it and its index when
     /// it can; where it cannot (a full disk), those this opening created are removed when nobody
-    /// else uses them and the log holds nothing. Closing a closed file does nothing.
+    /// else uses them and the log holds nothing. Closing a closed file does nothing. What the
+    /// file kept in memory between writes (`recentStarts`) goes with it, though the object may
+    /// live on (a server's let-go board stays until its next request).
     public func close() throws {
         defer { sideFiles?.removeStrays() }
+        recentStarts.withLock { $0 = nil }
         try db.close()
     }
 }

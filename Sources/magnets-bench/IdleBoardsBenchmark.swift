@@ -4,9 +4,9 @@ import MagnetsStore
 
 /// Issue 36's memory figure: a `serve --dir` process (or, `postgres`, a `serve --postgres` one on
 /// a cluster of its own) answers one `GET …/show` on each of N boards, then sits idle past
-/// `--board-idle`; its RSS before the first board, after the last answer, and once the boards
-/// were let go. Each board is added (`server add --from`) from one file of 100 magnets, 5 zones,
-/// 5 boundaries and 2,000 moves.
+/// `--board-idle`; its RSS before the first board, after the last answer, once the boards were
+/// let go, and 15 and 60 s past the idle time. Each board is added (`server add --from`) from
+/// one file of 100 magnets, 5 zones, 5 boundaries and 2,000 moves.
 enum IdleBoardsBenchmark {
     static func run(boards count: Int = 1000, postgres: Bool = false) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-bench-idle-\(getpid())")
@@ -38,7 +38,7 @@ enum IdleBoardsBenchmark {
         // 20 boards says how long the N answers will take, and the idle time is 1.5 times that.
         let trial = try answers(Array(0..<min(20, count)), postgres: cluster?.url, folder: folder, idle: 600).times
         let idle = max(5, (Measure.median(trial) * Double(count) * 1.5).rounded(.up))
-        let (times, before, busy, after) = try answers(
+        let (times, before, busy, after, later) = try answers(
             Array(0..<count), postgres: cluster?.url, folder: folder, idle: idle)
         print(
             String(
@@ -47,6 +47,10 @@ enum IdleBoardsBenchmark {
                     + "(p50 answer %@) %.1f MiB; idle past that %.1f MiB: %+.1f MiB from before (target within 50)",
                 postgres ? "--postgres" : "--dir", idle, before, Measure.ms(Measure.median(times)), busy, after,
                 after - before))
+        print(
+            "  "
+                + later.map { String(format: "%d s past the idle time: %.1f MiB", $0.seconds, $0.mib) }
+                .joined(separator: "; "))
     }
 
     /// Starts `serve --board-idle IDLE` on `folder` (or the database at `postgres`), asks `GET …/show` of each board in `boards`
@@ -55,7 +59,7 @@ enum IdleBoardsBenchmark {
     static func answers(
         _ boards: [Int], postgres: String?, folder: String, idle: Double
     ) throws -> (
-        times: [Double], before: Double, busy: Double, after: Double
+        times: [Double], before: Double, busy: Double, after: Double, later: [(seconds: Int, mib: Double)]
     ) {
         let served = try ServerBenchmark.Served(
             folder: folder, postgres: postgres, extra: ["--board-idle", String(idle)])
@@ -72,9 +76,16 @@ enum IdleBoardsBenchmark {
             times.append(Date().timeIntervalSince(start))
         }
         let busy = Measure.residentMiB(pid)
-        guard idle < 600 else { return (times, before, busy, .nan) }
+        guard idle < 600 else { return (times, before, busy, .nan, []) }
         // Past the idle time, and the once-a-second sweep that lets boards go after it.
         usleep(UInt32((idle + 3) * 1_000_000))
-        return (times, before, busy, Measure.residentMiB(pid))
+        let after = Measure.residentMiB(pid)
+        // Then a while longer: a board let go may still be storing its checkpoint.
+        var later: [(seconds: Int, mib: Double)] = []
+        for (wait, total) in [(12, 15), (45, 60)] {
+            sleep(UInt32(wait))
+            later.append((total, Measure.residentMiB(pid)))
+        }
+        return (times, before, busy, after, later)
     }
 }
