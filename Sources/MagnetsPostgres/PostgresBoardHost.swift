@@ -50,12 +50,12 @@ final class PostgresBoardHost: HostedBoard {
     /// How many attempts at a new board for a retired one have ended (changed under `replacing`).
     private let attempts = Mutex<Int>(0)
 
-    /// Starts from the board's latest checkpoint's shallow image when it is whole (`shallowStart`
-    /// false: never), and makes the first board behind it; else makes the board's first cache
-    /// and catches it up, before anyone can listen to it.
+    /// Starts from the board's latest checkpoint's shallow image when it is whole, and makes the
+    /// first board behind it; else makes the board's first cache and catches it up, before
+    /// anyone can listen to it.
     init(
         row: BoardDatabase.BoardRow, database: BoardDatabase, cacheFolder: String, checkpointEvery: Int,
-        logger: Logger, shallowStart: Bool = true
+        logger: Logger
     ) async throws {
         self.row = row
         self.database = database
@@ -63,7 +63,7 @@ final class PostgresBoardHost: HostedBoard {
         self.checkpointEvery = checkpointEvery
         self.logger = logger
         let events = self.events
-        if shallowStart, let start = try await Self.fromShallow(row, database, cacheFolder, logger) {
+        if let start = try await Self.fromShallow(row, database, cacheFolder, logger) {
             current = Mutex((board: nil, closed: false))
             shallow.withLock { $0 = ShallowBoard(name: row.name, start: start, database: database) }
             logger.info("board opened shallow", metadata: ["board": "\(row.name)", "from": "\(start.n)"])
