@@ -64,6 +64,37 @@ package protocol HostedBoard: AnyObject, ExchangeBoard {
 
     /// Applies one write, durable before this returns success; its ops go to the listeners.
     func write(_ item: BoardWrite) async -> Result<BoardWritten, any Error>
+
+    /// The board's current state alone, as `read` would find it: a store may answer it before
+    /// it can answer `read` (a PostgreSQL board's shallow start), never with another state.
+    func readState() async throws -> BoardStateView
+}
+
+extension HostedBoard {
+    package func readState() async throws -> BoardStateView {
+        try await read { file in
+            BoardStateView(boardID: file.boardID, replica: file.replica, current: try file.current())
+        }
+    }
+}
+
+/// What the board's state alone answers: `show` and the board's info.
+package struct BoardStateView: Sendable {
+    package var boardID: String
+    /// The replica id of the file that answers (the server's, on a server).
+    package var replica: String
+    package var current: BoardSnapshotInfo
+
+    package init(boardID: String, replica: String, current: BoardSnapshotInfo) {
+        self.boardID = boardID
+        self.replica = replica
+        self.current = current
+    }
+
+    /// The object of `show --json`, as `BoardFile.showJSON` makes it.
+    package var showJSON: JSONValue {
+        BoardFile.showJSON(current.board, clock: current.clock, boardID: boardID, replica: replica)
+    }
 }
 
 /// The administration of a store (`magnets server add|token|revoke|list`), on the store

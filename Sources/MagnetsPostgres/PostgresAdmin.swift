@@ -84,7 +84,7 @@ public struct PostgresAdmin: BoardAdmin {
         try await BoardDatabase.using(address) { database -> BoardCheck? in
             let store = try PostgresBoardStore(database: database, open: true)
             defer { store.closeAll() }
-            guard let host = try await store.host(name), let board = store.loaded(name) else { return nil }
+            guard let host = try await store.host(name), let board = try await store.loaded(name) else { return nil }
             let (ops, problems) = try await host.read { file in (try file.current().opCount, try file.check().problems)
             }
             let stored = try await database.latestCheckpoint(board: name)?.n

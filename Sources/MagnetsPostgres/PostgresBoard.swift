@@ -223,25 +223,48 @@ public final class PostgresBoard: Sendable {
         return try await store(image)
     }
 
-    /// The cache's image now, in a file beside it, and what it holds (under `turns`); nil when
-    /// the board was let go or retired, or the latest checkpoint holds as much.
-    private func takeImage() async throws -> (path: String, n: Int64, ops: Int64)? {
+    /// Images of the cache `takeImage` took: the whole one and the shallow one
+    /// (`BoardFile.writeShallowImage`) in files beside it, and what they hold.
+    struct Image: Sendable {
+        var path: String
+        var shallowPath: String
+        var n: Int64
+        var ops: Int64
+        var clock: VectorClock
+    }
+
+    /// The cache's images now, and what they hold (under `turns`); nil when the board was let go
+    /// or retired, or the latest checkpoint holds as much.
+    private func takeImage() async throws -> Image? {
         let n = lastTaken
         // A retired board's cache may still be in a request's hands (see the type's comment).
         guard !isLetGo, !isRetired, n > checkpointed.withLock({ $0 }) else { return nil }
         let (cache, path) = (self.cache, cache.path + ".image-\(UUID().uuidString.prefix(8))")
-        let ops = try await Blocking.run {
-            try cache.writeImage(to: path)
-            return Int64(try cache.current().opCount)
+        let shallowPath = path + "-shallow"
+        return try await Blocking.run {
+            do {
+                try cache.writeImage(to: path)
+                try cache.writeShallowImage(to: shallowPath)
+                let held = try cache.current()
+                return Image(path: path, shallowPath: shallowPath, n: n, ops: Int64(held.opCount), clock: held.clock)
+            } catch {
+                for taken in [path, shallowPath] { SharedCheckpoint.remove(taken) }
+                throw error
+            }
         }
-        return (path, n, ops)
     }
 
-    /// Stores an image `takeImage` took, and removes its file.
-    private func store(_ image: (path: String, n: Int64, ops: Int64)) async throws -> Int64 {
-        defer { SharedCheckpoint.remove(image.path) }
-        let bytes = try await Blocking.run { ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: image.path))) }
-        try await database.insertCheckpoint(board: row.name, n: image.n, ops: image.ops, image: bytes)
+    /// Stores images `takeImage` took, and removes their files.
+    private func store(_ image: Image) async throws -> Int64 {
+        defer { for path in [image.path, image.shallowPath] { SharedCheckpoint.remove(path) } }
+        let (bytes, shallow) = try await Blocking.run {
+            (
+                ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: image.path))),
+                ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: image.shallowPath)))
+            )
+        }
+        try await database.insertCheckpoint(
+            board: row.name, n: image.n, ops: image.ops, image: bytes, shallow: (image.clock.description, shallow))
         checkpointed.withLock { $0 = max($0, image.n) }
         return image.n
     }
@@ -251,7 +274,7 @@ public final class PostgresBoard: Sendable {
     /// knows of, and removes the cache; every request after it is refused with `LetGo`. Then
     /// it stores the image as the board's shared checkpoint.
     public func letGo() async throws {
-        let image = try await turns.run { () async throws -> (path: String, n: Int64, ops: Int64)? in
+        let image = try await turns.run { () async throws -> Image? in
             guard !self.isLetGo else { return nil }
             let image = self.isRetired ? nil : try? await self.takeImage()
             self.wentIdle.store(true, ordering: .releasing)

@@ -11,6 +11,12 @@ import Synchronization
 /// cache of its own; the listeners stay. So is a board let go while idle (`letGoIfIdle`): the
 /// host stays, holding only its name and listeners, and the next request makes a new board,
 /// from the board's latest shared checkpoint.
+///
+/// A shallow start: when the board's latest checkpoint has a whole shallow image, the host's
+/// first board is made in the background (`firstBoard`), and meanwhile state-only reads
+/// (`readState`) are answered from the shallow image (`ShallowBoard`); every other request waits
+/// for the board. The board is made once the first state-only read is answered, or at once when
+/// a request needs it: the first answer does not share the processor with it.
 final class PostgresBoardHost: HostedBoard {
     let row: BoardDatabase.BoardRow
     let database: BoardDatabase
@@ -23,7 +29,16 @@ final class PostgresBoardHost: HostedBoard {
     private let lastUsed = Mutex(ContinuousClock.now)
     /// A `letGoIfIdle` is under way.
     private let lettingGo = Atomic<Bool>(false)
-    private let current: Mutex<PostgresBoard>
+    /// The board requests are served from (nil until the first one is made), and whether the
+    /// server has stopped (a first board made after that is removed at once).
+    private let current: Mutex<(board: PostgresBoard?, closed: Bool)>
+    /// The first board being made in the background, after a shallow start (nil: not started,
+    /// or made).
+    private let making = Mutex<Task<PostgresBoard, any Error>?>(nil)
+    /// What answers state-only reads until the first board is made (nil: none, or made).
+    private let shallow = Mutex<ShallowBoard?>(nil)
+    /// How many reads the shallow start answered.
+    let shallowAnswers = Atomic<Int>(0)
     /// Retired boards' caches, removed with the others when the server stops (a request given
     /// up on may still be using one).
     private let retired = Mutex<[BoardFile]>([])
@@ -35,7 +50,9 @@ final class PostgresBoardHost: HostedBoard {
     /// How many attempts at a new board for a retired one have ended (changed under `replacing`).
     private let attempts = Mutex<Int>(0)
 
-    /// Makes the board's first cache and catches it up, before anyone can listen to it.
+    /// Starts from the board's latest checkpoint's shallow image when it is whole, and makes the
+    /// first board behind it; else makes the board's first cache and catches it up, before
+    /// anyone can listen to it.
     init(
         row: BoardDatabase.BoardRow, database: BoardDatabase, cacheFolder: String, checkpointEvery: Int,
         logger: Logger
@@ -46,7 +63,39 @@ final class PostgresBoardHost: HostedBoard {
         self.checkpointEvery = checkpointEvery
         self.logger = logger
         let events = self.events
-        current = Mutex(try await Self.makeBoard(row, database, cacheFolder, checkpointEvery, logger, events))
+        if let start = try await Self.fromShallow(row, database, cacheFolder, logger) {
+            current = Mutex((board: nil, closed: false))
+            shallow.withLock { $0 = ShallowBoard(name: row.name, start: start, database: database) }
+            logger.info("board opened shallow", metadata: ["board": "\(row.name)", "from": "\(start.n)"])
+        } else {
+            let made: PostgresBoard? = try await Self.makeBoard(
+                row, database, cacheFolder, checkpointEvery, logger, events)
+            current = Mutex((board: made, closed: false))
+        }
+    }
+
+    /// The start from the board's latest checkpoint's shallow image; nil when it has none, or
+    /// when it is damaged (then its shallow image has been forgotten: processes start from the
+    /// whole one, which is checked as always).
+    private static func fromShallow(
+        _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ logger: Logger
+    ) async throws -> ShallowBoard.Start? {
+        guard let checkpoint = try await database.latestShallow(board: row.name) else { return nil }
+        let path = folder + "/\(row.name).\(UUID().uuidString.prefix(8)).shallow"
+        do {
+            let start = try await Blocking.run { try checkpoint.open(at: path, for: row) }
+            let count = start.current.clock.replicas.reduce(0) { $0 + start.current.clock[$1] }
+            guard count == start.current.opCount,
+                try await database.logHolds(board: row.name, through: start.n, clock: start.current.clock)
+            else { throw SharedCheckpoint.Damage.coverage }
+            return start
+        } catch let damage as SharedCheckpoint.Damage {
+            logger.warning(
+                "a shared checkpoint's shallow image is damaged: forgotten, and the whole image used",
+                metadata: ["board": "\(row.name)", "n": "\(checkpoint.n)", "why": "\(damage)"])
+            try await database.dropShallow(board: row.name, n: checkpoint.n, digest: checkpoint.digest)
+            return nil
+        }
     }
 
     /// A board on a new cache file — the image of the board's latest shared checkpoint when it
@@ -56,11 +105,13 @@ final class PostgresBoardHost: HostedBoard {
     /// deleted, and the board, made from the whole log, stores a new one.
     private static func makeBoard(
         _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ checkpointEvery: Int,
-        _ logger: Logger, _ events: EventHub, replacing retired: PostgresBoard? = nil
+        _ logger: Logger, _ events: EventHub, replacing retired: PostgresBoard? = nil,
+        damaged: @Sendable () -> Void = {}
     ) async throws -> PostgresBoard {
         // A path of its own, so that two first requests at once never share a file.
         let path = folder + "/\(row.name).\(UUID().uuidString.prefix(8)).magnets"
         let (started, damage) = try await fromCheckpoint(row, database, path, logger)
+        if damage != nil { damaged() }
         let (cache, startedFrom) =
             if let started {
                 started
@@ -110,9 +161,75 @@ final class PostgresBoardHost: HostedBoard {
         }
     }
 
-    var board: PostgresBoard { current.withLock { $0 } }
+    /// The board requests are served from; nil while the first one is being made.
+    var board: PostgresBoard? { current.withLock { $0.board } }
     var name: String { row.name }
     var boardID: String { row.id }
+
+    /// The board requests are served from, once made: after a shallow start, the first board,
+    /// made now if it is not under way. When making it fails, each caller waiting hears why,
+    /// and the next one tries again.
+    func firstBoard() async throws -> PostgresBoard {
+        if let board { return board }
+        let task = startMaking()
+        do {
+            return try await task.value
+        } catch {
+            making.withLock { if $0 == task { $0 = nil } }
+            if let board { return board }
+            throw error
+        }
+    }
+
+    /// The task making the first board, started now unless it is under way.
+    @discardableResult
+    private func startMaking() -> Task<PostgresBoard, any Error> {
+        making.withLock { making in
+            if let task = making { return task }
+            let (row, database, cacheFolder, events) = (self.row, self.database, self.cacheFolder, self.events)
+            let (every, logger) = (checkpointEvery, self.logger)
+            // The first board serves every request from now on: no client's going away cancels
+            // it (`ClientPresence`).
+            let task = Task {
+                try await ClientPresence.$current.withValue(nil) {
+                    let made = try await Self.makeBoard(
+                        row, database, cacheFolder, every, logger, events,
+                        damaged: { self.shallow.withLock { $0 }?.drop() })
+                    let kept = self.current.withLock { current -> Bool in
+                        guard !current.closed else { return false }
+                        if current.board == nil { current.board = made }
+                        return current.board === made
+                    }
+                    guard kept else {
+                        PostgresBoardStore.remove(made.cache)
+                        throw CancellationError()
+                    }
+                    self.shallow.withLock { $0 = nil }
+                    return made
+                }
+            }
+            making = task
+            return task
+        }
+    }
+
+    /// The board's state: from the shallow start while the first board is being made and it
+    /// can answer, else from the board (`read`).
+    func readState() async throws -> BoardStateView {
+        if board == nil, let shallow = shallow.withLock({ $0 }) {
+            lastUsed.withLock { $0 = .now }
+            let state = try await shallow.readState()
+            // The first board is made behind the first answer.
+            startMaking()
+            if let state {
+                shallowAnswers.add(1, ordering: .relaxed)
+                return state
+            }
+        }
+        return try await read { file in
+            BoardStateView(boardID: file.boardID, replica: file.replica, current: try file.current())
+        }
+    }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (BoardFile) throws -> T) async throws -> T {
         lastUsed.withLock { $0 = .now }
@@ -149,7 +266,8 @@ final class PostgresBoardHost: HostedBoard {
     /// stream, no live connection): its cache is removed, after a shared checkpoint of what it
     /// holds; the next request makes a new one (`serving`).
     func letGoIfIdle(after idle: Duration) {
-        let board = self.board
+        // A board being made is not idle.
+        guard let board = self.board else { return }
         // A retired board's cache may still be in a given-up request's hands: it stays until the
         // server stops, and the board is replaced at its next request.
         guard !board.needsReplacing, events.readerCount == 0, ContinuousClock.now - lastUsed.withLock({ $0 }) >= idle,
@@ -167,10 +285,10 @@ final class PostgresBoardHost: HostedBoard {
     /// request coming while a new board was made would fail although the database is back.
     /// When no new board could be made, the request fails at once (`unavailable`).
     private func serving() async throws -> PostgresBoard {
-        var board = self.board
+        var board = try await firstBoard()
         while board.needsReplacing {
             await replaceIfRetired(board)
-            let now = self.board
+            let now = self.board ?? board
             // A new board let go again before this request used it (an idle time shorter than
             // the wait): it is made again, as for any board let go.
             if now !== board, now.isLetGo, !now.isRetired {
@@ -202,7 +320,7 @@ final class PostgresBoardHost: HostedBoard {
             try await Self.makeBoard(row, database, cacheFolder, every, logger, events, replacing: board)
         }
         guard let fresh = made else { return }
-        current.withLock { $0 = fresh }
+        current.withLock { $0.board = fresh }
         // A board let go removed its cache itself.
         if !board.isLetGo { retired.withLock { $0.append(board.cache) } }
         // A notification that came while the new board was made found the old one: take (and
@@ -222,8 +340,12 @@ final class PostgresBoardHost: HostedBoard {
     }
 
     func closeAll() {
-        let board = self.board
-        if !board.isLetGo { PostgresBoardStore.remove(board.cache) }
+        let board = current.withLock { current in
+            current.closed = true
+            return current.board
+        }
+        making.withLock { $0 }?.cancel()
+        if let board, !board.isLetGo { PostgresBoardStore.remove(board.cache) }
         for cache in retired.withLock({ $0 }) { PostgresBoardStore.remove(cache) }
     }
 }

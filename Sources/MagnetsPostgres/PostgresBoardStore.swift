@@ -88,12 +88,21 @@ package final class PostgresBoardStore: BoardStore {
             hosts[name] = host
             return (host, nil)
         }
-        if let extra { Self.remove(extra.board.cache) }
+        extra?.closeAll()
         return kept
     }
 
-    /// The board `name` as this process serves it now, when a request has made it (nil else).
-    package func loaded(_ name: String) -> PostgresBoard? { hosts.withLock { $0[name] }?.board }
+    /// The board `name` as this process serves it now, when a request has made it (nil else);
+    /// after a shallow start, once its first board is made.
+    package func loaded(_ name: String) async throws -> PostgresBoard? {
+        try await hosts.withLock { $0[name] }?.firstBoard()
+    }
+
+    /// How many reads of board `name` this process answered from a shallow start (0: none, or
+    /// no request has made the board).
+    package func shallowAnswers(_ name: String) -> Int {
+        hosts.withLock { $0[name] }?.shallowAnswers.load(ordering: .relaxed) ?? 0
+    }
 
     package func grant(for token: String) async throws -> TokenStore.Grant? {
         guard !open else { return nil }

@@ -86,6 +86,52 @@ public struct SharedCheckpoint: Sendable {
     }
 }
 
+/// A checkpoint's shallow image (`BoardFile.writeShallowImage`): its board file without the
+/// log, the board's state at `n` alone, from which a process answers `show` at once while the
+/// whole image loads (`ShallowBoard`). Like the whole image, never trusted blindly: a process
+/// uses one only when it hashes to its digest, opens as a board file of the same board and
+/// replica, and holds the version vector and op count its row says; its coverage of the log is
+/// the whole image's check (`SharedCheckpoint.open`), which the process runs as it loads that.
+public struct ShallowCheckpoint: Sendable {
+    /// The last `n` of the log it holds.
+    public var n: Int64
+    /// How many ops it holds.
+    public var ops: Int64
+    /// The version vector it holds, as its row says (`VectorClock.description`).
+    public var clock: String
+    /// The SHA-256 of `image`, as written.
+    public var digest: [UInt8]
+    /// The shallow image's bytes.
+    public var image: ByteBuffer
+
+    /// Writes the image to a file at `path`, reads the board's state from it, and removes it,
+    /// once its digest and what it holds are proven (see the type's comment); on damage this
+    /// throws `SharedCheckpoint.Damage`.
+    ///
+    /// - Complexity: O(the image's size): the board's state, whatever the log's length.
+    func open(at path: String, for row: BoardDatabase.BoardRow) throws -> ShallowBoard.Start {
+        guard SharedCheckpoint.digest(of: image) == digest else { throw SharedCheckpoint.Damage.digest }
+        defer { SharedCheckpoint.remove(path) }
+        let made = FileManager.default.createFile(atPath: path, contents: Data(image.readableBytesView))
+        guard made else { throw SharedCheckpoint.Damage.unreadable("cannot write \(path)") }
+        let file: BoardFile
+        do { file = try BoardFile.openCache(path) } catch {
+            throw SharedCheckpoint.Damage.unreadable(error.localizedDescription)
+        }
+        defer { try? file.close() }
+        guard file.boardID == row.id, file.replica == row.replica else { throw SharedCheckpoint.Damage.foreign }
+        let held: (current: BoardSnapshotInfo, last: OrderKey?)
+        do { held = try file.shallowState() } catch {
+            throw SharedCheckpoint.Damage.unreadable(error.localizedDescription)
+        }
+        guard held.current.clock.description == clock, Int64(held.current.opCount) == ops else {
+            throw SharedCheckpoint.Damage.coverage
+        }
+        return ShallowBoard.Start(
+            boardID: row.id, replica: row.replica, current: held.current, last: held.last, n: n)
+    }
+}
+
 // MARK: - Statements
 
 extension BoardDatabase {
@@ -99,6 +145,78 @@ extension BoardDatabase {
                 return SharedCheckpoint(n: n, ops: ops, digest: Array(digest.readableBytesView), image: image)
             }
             return nil
+        }
+    }
+
+    /// Board `name`'s latest checkpoint's shallow image, or nil when it has none (no
+    /// checkpoint, or one written before shallow images were): the row's small columns alone,
+    /// never its whole image.
+    func latestShallow(board name: String) async throws -> ShallowCheckpoint? {
+        try await withConnection { [self] connection in
+            let rows = try await connection.query(
+                """
+                SELECT n, ops, clock, shallow_digest, shallow FROM board_checkpoint
+                WHERE board = \(name) ORDER BY n DESC LIMIT 1
+                """,
+                logger: logger)
+            for try await (n, ops, clock, digest, image) in rows.decode(
+                (Int64, Int64, String?, ByteBuffer?, ByteBuffer?).self)
+            {
+                guard let clock, let digest, let image else { return nil }
+                return ShallowCheckpoint(
+                    n: n, ops: ops, clock: clock, digest: Array(digest.readableBytesView), image: image)
+            }
+            return nil
+        }
+    }
+
+    /// Whether board `name`'s log up to `n` holds exactly the ops of version vector `clock`:
+    /// for each replica of `clock`, its op at that seq has an `n` up to `n` and its next one has
+    /// none; any other replica's first op has none. A replica's ops are committed in the order of
+    /// their seqs (each follows on from the one before), so their `n` grow with their seq, and
+    /// this is the log's version vector at `n` (`logClock`), read by index lookups alone.
+    ///
+    /// - Complexity: O(replicas × log(ops)), whatever the log's length.
+    func logHolds(board name: String, through n: Int64, clock: VectorClock) async throws -> Bool {
+        let replicas = clock.replicas
+        let seqs = replicas.map { Int32(clock[$0]) }
+        return try await withConnection { [self] connection in
+            let rows = try await connection.query(
+                """
+                WITH RECURSIVE named (replica, seq) AS (SELECT * FROM unnest(\(replicas)::text[], \(seqs)::int[])),
+                others (replica) AS (
+                    SELECT min(replica) FROM op WHERE board = \(name)
+                    UNION ALL
+                    SELECT (SELECT min(replica) FROM op WHERE board = \(name) AND replica > others.replica)
+                    FROM others WHERE others.replica IS NOT NULL
+                )
+                SELECT
+                    (SELECT count(*) FROM named WHERE
+                        (named.seq > 0 AND NOT EXISTS (SELECT 1 FROM op WHERE board = \(name)
+                            AND replica = named.replica AND seq = named.seq AND n <= \(n)))
+                        OR EXISTS (SELECT 1 FROM op WHERE board = \(name)
+                            AND replica = named.replica AND seq = named.seq + 1 AND n <= \(n)))
+                    + (SELECT count(*) FROM others WHERE others.replica IS NOT NULL
+                        AND others.replica <> ALL(\(replicas)::text[])
+                        AND EXISTS (SELECT 1 FROM op WHERE board = \(name)
+                            AND replica = others.replica AND seq = 1 AND n <= \(n)))
+                """,
+                logger: logger)
+            for try await wrong in rows.decode(Int64.self) { return wrong == 0 }
+            return false
+        }
+    }
+
+    /// Forgets the shallow image of board `name`'s checkpoint at `n` if it still has `digest`
+    /// (one found damaged): the whole image stays, and processes start from it.
+    func dropShallow(board name: String, n: Int64, digest: [UInt8]) async throws {
+        _ = try await withConnection { [self] connection in
+            try await connection.query(
+                """
+                UPDATE board_checkpoint SET clock = NULL, shallow = NULL, shallow_digest = NULL
+                WHERE board = \(name) AND n = \(n) AND shallow_digest = \(ByteBuffer(bytes: digest))
+                """,
+                logger: logger)
         }
     }
 
@@ -123,13 +241,19 @@ extension BoardDatabase {
     /// Stores a checkpoint of board `name` at `n` holding `ops` ops, in one transaction, and
     /// deletes the board's older ones: a process killed meanwhile leaves the checkpoints as
     /// they were. One at `n` already there is kept.
-    func insertCheckpoint(board name: String, n: Int64, ops: Int64, image: ByteBuffer) async throws {
+    /// `shallow`, when given, is its shallow image and the version vector it holds
+    /// (`ShallowCheckpoint`), stored in the same row.
+    func insertCheckpoint(
+        board name: String, n: Int64, ops: Int64, image: ByteBuffer, shallow: (clock: String, image: ByteBuffer)? = nil
+    ) async throws {
         let digest = ByteBuffer(bytes: SharedCheckpoint.digest(of: image))
+        let shallowDigest = shallow.map { ByteBuffer(bytes: SharedCheckpoint.digest(of: $0.image)) }
+        let (clock, shallowImage) = (shallow?.clock, shallow?.image)
         try await inTransaction { [self] connection in
             try await connection.query(
                 """
-                INSERT INTO board_checkpoint (board, n, ops, digest, image, created)
-                VALUES (\(name), \(n), \(ops), \(digest), \(image), \(Self.now()))
+                INSERT INTO board_checkpoint (board, n, ops, digest, image, created, clock, shallow, shallow_digest)
+                VALUES (\(name), \(n), \(ops), \(digest), \(image), \(Self.now()), \(clock), \(shallowImage), \(shallowDigest))
                 ON CONFLICT (board, n) DO NOTHING
                 """, logger: logger)
             try await connection.query(

@@ -14,7 +14,7 @@ struct BoardRoutes {
     /// `{"id", "name", "width", "height", "ops", "clock"}`; `name` is the URL's NAME.
     func info(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
         let board = try context.requireBoard()
-        let current = try await board.read { try $0.current() }
+        let current = try await board.readState().current
         let id = board.boardID
         return JSONAnswer.response(
             .object([
@@ -27,11 +27,7 @@ struct BoardRoutes {
     /// The object of `show --json`.
     func show(_ request: Request, _ context: BoardRequestContext) async throws -> Response {
         let board = try context.requireBoard()
-        let json = try await board.read { file in
-            let current = try file.current()
-            return file.showJSON(current.board, clock: current.clock)
-        }
-        return JSONAnswer.response(json)
+        return JSONAnswer.response(try await board.readState().showJSON)
     }
 
     /// As `history --format json|ndjson|csv [--limit N]` prints it (default json).

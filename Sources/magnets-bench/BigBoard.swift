@@ -66,9 +66,12 @@ enum BigBoard {
     /// Builds the file at `path` through the store's own import path (`importOps`, a bundle held
     /// in memory, `batch` moves at a time) and, given `postgres`, board `name` there: `server
     /// add --from` the file while it holds the setup alone, then each batch of moves by `COPY`.
-    /// The moves are `first-answer`'s of old (seeds 100, 101, …, 100,000 a batch).
+    /// The moves are `first-answer`'s of old (seeds 100, 101, …, 100,000 a batch). `fileMoves`
+    /// false: the file keeps the setup alone (for a PostgreSQL board, whose file only `server add`
+    /// reads), which spares building a file of every move.
     static func build(
-        name: String, ops: Int, at path: String, scratch: String, postgres: BenchCluster?, batch: Int = 100_000
+        name: String, ops: Int, at path: String, scratch: String, postgres: BenchCluster?, batch: Int = 100_000,
+        fileMoves: Bool = true
     ) throws -> Built {
         var fileSeconds = 0.0
         var postgresSeconds = 0.0
@@ -104,10 +107,12 @@ enum BigBoard {
                 n, replica: "base", board: start.board, clock: clock, maxLamport: lamport, seed: seed)
             clock["base"] = clock["base"] + n
             lamport += n
-            fileSeconds += try timed {
-                let bundle = OpBundle.encode(board: file.boardID, clock: clock, since: nil, ops: moves)
-                let report = try file.importOps(bundle: bundle, name: "moves")
-                guard report.added == n else { throw BenchError("the import added \(report.added) of \(n) moves") }
+            if fileMoves {
+                fileSeconds += try timed {
+                    let bundle = OpBundle.encode(board: file.boardID, clock: clock, since: nil, ops: moves)
+                    let report = try file.importOps(bundle: bundle, name: "moves")
+                    guard report.added == n else { throw BenchError("the import added \(report.added) of \(n) moves") }
+                }
             }
             if let postgres { postgresSeconds += try timed { try postgres.copy(moves, board: name, scratch: scratch) } }
             count += n

@@ -3,9 +3,11 @@ import MagnetsCore
 import MagnetsStore
 
 /// Issue 36's figure for PostgreSQL: the first answer (`GET …/show`) of a fresh
-/// `serve --postgres` process on a board of M moves, made from the whole log and then from the
-/// board's shared checkpoint (which the first process stores as it meets the board), in one run.
-/// The board is `history`'s: 500 magnets, 20 zones, 10 boundaries, then random moves
+/// `serve --postgres` process on a board of M moves, made from the whole log, then from the
+/// board's shared checkpoint (which the first process stores as it meets the board) by a shallow
+/// start — with the time until the whole cache is ready, which a request needing the log waits
+/// for — and by today's path (the checkpoint's whole image, its shallow one set aside), in one
+/// run. The board is `history`'s: 500 magnets, 20 zones, 10 boundaries, then random moves
 /// (`BigBoard`).
 enum FirstAnswerBenchmark {
     static func run(sizes: [Int] = [10_000, 100_000]) throws {
@@ -19,16 +21,24 @@ enum FirstAnswerBenchmark {
         print("first-answer: a fresh serve --postgres process's first GET …/show on a board of M moves")
         for (k, moves) in sizes.enumerated() {
             let path = scratch + "/b\(k).magnets"
-            let built = try BigBoard.build(name: "b\(k)", ops: moves, at: path, scratch: scratch, postgres: cluster)
+            let built = try BigBoard.build(
+                name: "b\(k)", ops: moves, at: path, scratch: scratch, postgres: cluster, fileMoves: false)
             try? FileManager.default.removeItem(atPath: path)
+            print(String(format: "  %d ops: built in %.1f s in PostgreSQL", built.ops, built.postgresSeconds))
             let answers = try postgres(cluster, board: "b\(k)")
+            func spread(_ values: [Double]) -> String {
+                "\(Measure.ms(Measure.median(values))) (median of \(values.count), "
+                    + "\(Measure.ms(values.min() ?? .nan))–\(Measure.ms(values.max() ?? .nan)))"
+            }
+            print("    from the whole log \(Measure.ms(answers.fromLog))")
+            print(
+                String(format: "    shallow start (%.1f KiB): first answer ", answers.shallowBytes / 1024)
+                    + spread(answers.shallow) + "; whole cache ready after " + spread(answers.deepReady))
             print(
                 String(
-                    format:
-                        "  %d ops: from the whole log %@; from the checkpoint (%.1f MiB) %@ (median of 3, %@–%@)",
-                    built.ops, Measure.ms(answers.fromLog), answers.checkpointBytes / 1_048_576,
-                    Measure.ms(Measure.median(answers.fromCheckpoint)), Measure.ms(answers.fromCheckpoint.min()!),
-                    Measure.ms(answers.fromCheckpoint.max()!)))
+                    format: "    today's path, the whole image (%.1f MiB): first answer ",
+                    answers.checkpointBytes / 1_048_576)
+                    + spread(answers.fromCheckpoint))
         }
     }
 
@@ -36,15 +46,25 @@ enum FirstAnswerBenchmark {
     struct PostgresAnswers {
         /// The first process's, which replays the whole log and stores a checkpoint.
         var fromLog: Double
-        /// Three fresh processes' after it, each starting from that checkpoint.
+        /// Three fresh processes' after it, each starting from that checkpoint's whole image
+        /// (its shallow one set aside: today's path).
         var fromCheckpoint: [Double]
         /// The checkpoint's image (bytes).
         var checkpointBytes: Double
+        /// Three fresh processes' from the checkpoint's shallow image, before them.
+        var shallow: [Double] = []
+        /// For each of those, the time from its first request until a request that needs the
+        /// cache (`GET …/ops?since=` the checkpoint's version vector, sent right after the first
+        /// answer) is answered.
+        var deepReady: [Double] = []
+        /// The shallow image (bytes).
+        var shallowBytes = Double.nan
     }
 
     /// Times the first answer on `board` of a fresh `serve --postgres` process on a board no
-    /// process has met (waiting until it has stored the board's checkpoint), then of three more,
-    /// which start from that checkpoint.
+    /// process has met (waiting until it has stored the board's checkpoint), then of three more
+    /// from its shallow image (and when each has its whole cache), then of three more from its
+    /// whole image alone (the shallow one set aside, as a checkpoint written before them is).
     static func postgres(_ cluster: BenchCluster, board: String) throws -> PostgresAnswers {
         let start = { try ServerBenchmark.Served(postgres: cluster.url) }
         let fromLog = try firstAnswer(board: board, start: start) { _ in
@@ -54,10 +74,28 @@ enum FirstAnswerBenchmark {
             }
             throw BenchError("no checkpoint was stored within 300 s")
         }
-        let bytes =
-            try Double(cluster.sql("SELECT length(image) FROM board_checkpoint WHERE board = '\(board)'")) ?? .nan
+        let row = "FROM board_checkpoint WHERE board = '\(board)'"
+        let bytes = try Double(cluster.sql("SELECT length(image) \(row)")) ?? .nan
+        let shallowBytes = try Double(cluster.sql("SELECT coalesce(length(shallow), 0) \(row)")) ?? .nan
+        // The ops after the checkpoint's version vector (none): an answer that needs the cache
+        // and costs nothing more once it is there.
+        let clock = try cluster.sql("SELECT clock \(row)").replacingOccurrences(of: "=", with: "%3D")
+            .replacingOccurrences(of: ",", with: "%2C")
+        var (shallow, deepReady): ([Double], [Double]) = ([], [])
+        for _ in 0..<3 {
+            let served = try start()
+            defer { served.stop() }
+            let begun = DispatchTime.now().uptimeNanoseconds
+            shallow.append(try show(served.url, board: board))
+            _ = try get(served.url + "/boards/\(board)/ops?since=\(clock)")
+            deepReady.append(Double(DispatchTime.now().uptimeNanoseconds - begun) / 1e9)
+        }
+        _ = try cluster.sql(
+            "UPDATE board_checkpoint SET clock = NULL, shallow = NULL, shallow_digest = NULL WHERE board = '\(board)'")
         let fromCheckpoint = try [0, 1, 2].map { _ in try firstAnswer(board: board, start: start) { _ in } }
-        return PostgresAnswers(fromLog: fromLog, fromCheckpoint: fromCheckpoint, checkpointBytes: bytes)
+        return PostgresAnswers(
+            fromLog: fromLog, fromCheckpoint: fromCheckpoint, checkpointBytes: bytes, shallow: shallow,
+            deepReady: deepReady, shallowBytes: shallowBytes)
     }
 
     /// Starts a `serve` process (`start`), times its first `GET …/show` of `board` (once it
@@ -74,10 +112,15 @@ enum FirstAnswerBenchmark {
 
     /// The time of one `GET …/boards/BOARD/show` from the server at `url`, as curl takes it.
     static func show(_ url: String, board: String) throws -> Double {
+        try get("\(url)/boards/\(board)/show")
+    }
+
+    /// The time of one `GET url`, as curl takes it.
+    static func get(_ url: String) throws -> Double {
         let answer = try Measure.output(
-            "/usr/bin/curl", ["-s", "-f", "-o", "/dev/null", "-w", "%{time_total}", "\(url)/boards/\(board)/show"])
+            "/usr/bin/curl", ["-s", "-f", "-o", "/dev/null", "-w", "%{time_total}", url])
         guard answer.status == 0, let seconds = Double(answer.text) else {
-            throw BenchError("GET /show failed: \(answer.text)")
+            throw BenchError("GET \(url) failed: \(answer.text)")
         }
         return seconds
     }

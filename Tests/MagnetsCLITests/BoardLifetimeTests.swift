@@ -178,6 +178,39 @@ struct PostgresLifetimeTests: ScratchSuite {
     }
 
     @Test(
+        "a fresh serve --postgres answers show from the checkpoint's shallow image, byte for byte as its whole cache does"
+    )
+    func shallowStart() throws {
+        let cluster = try TestCluster()
+        let token = hostedBoard(cluster)
+        // Pulls, a checkpoint after 8 ops, then pulls after it.
+        let first = try TestServer(scratch, postgres: cluster.url, extra: ["--checkpoint-every", "8"])
+        #expect(BoardLifetimeTests.pulls(first.client, token: token, count: 8, threads: 1).allSatisfy { $0 == "200" })
+        #expect(
+            try BoardLifetimeTests.eventually {
+                try number(cluster, "SELECT count(*) FROM board_checkpoint WHERE shallow IS NOT NULL") == 1
+            }, "no checkpoint with a shallow image")
+        #expect(BoardLifetimeTests.pulls(first.client, token: token, count: 3, threads: 1).allSatisfy { $0 == "200" })
+        _ = first.stop()
+        #expect(try number(cluster, "SELECT max(n) FROM board_checkpoint") < number(cluster, "SELECT max(n) FROM op"))
+
+        let server = try TestServer(scratch, postgres: cluster.url)
+        let shallow = try server.get("/boards/fridge/show", token: token)
+        let info = try server.get("/boards/fridge", token: token)
+        // A request that needs the log waits for the whole cache; show then comes from it.
+        #expect(try server.get("/boards/fridge/history?limit=1", token: token).status == 200)
+        let deep = try server.get("/boards/fridge/show", token: token)
+        #expect(shallow.status == 200 && deep.status == 200)
+        #expect(shallow.body == deep.body)
+        #expect(info.object["ops"] as? Int == 2 + 11)
+        // A write right after: taken, and in the next answer.
+        #expect(BoardLifetimeTests.pulls(server.client, token: token, count: 1, threads: 1) == ["200"])
+        #expect(try server.get("/boards/fridge", token: token).object["ops"] as? Int == 2 + 12)
+        let stopped = server.stop()
+        #expect(stopped.stderr.contains("board opened shallow"), "\(stopped.stderr)")
+    }
+
+    @Test(
         "serve --postgres --board-idle removes an idle board's cache after a checkpoint; the next request starts from it"
     )
     func idleDatabaseBoards() throws {

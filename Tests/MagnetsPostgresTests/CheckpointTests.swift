@@ -94,7 +94,7 @@ struct CheckpointTests {
             #expect(newest > checkpoint.n)
             try await withStore(cluster, every: 1000) { store in
                 let board = try #require(try await store.host("fridge"))
-                let loaded = try #require(store.loaded("fridge"))
+                let loaded = try #require(try await store.loaded("fridge"))
                 #expect(loaded.startedFrom == checkpoint.n)
                 let tail = Int(
                     try cluster.sql(
@@ -112,7 +112,7 @@ struct CheckpointTests {
             try cluster.sql("DELETE FROM board_checkpoint")
             try await withStore(cluster, every: 1000) { store in
                 let board = try #require(try await store.host("fridge"))
-                #expect(store.loaded("fridge")?.startedFrom == 0)
+                #expect(try await store.loaded("fridge")?.startedFrom == 0)
                 #expect(try await Self.state(board).board == first.board)
             }
         }
@@ -153,7 +153,7 @@ struct CheckpointTests {
                 try cluster.sql(damage)
                 try await withStore(cluster, every: 1000) { store in
                     let board = try #require(try await store.host("fridge"))
-                    let loaded = try #require(store.loaded("fridge"))
+                    let loaded = try #require(try await store.loaded("fridge"))
                     #expect(loaded.startedFrom == 0, "\(damage)")
                     let all = try cluster.sql("SELECT count(*) FROM op WHERE board = 'fridge'")
                     #expect(
@@ -168,8 +168,8 @@ struct CheckpointTests {
                 #expect(now.first?.n == (try Self.newest(cluster)), "\(damage)")
                 try await withStore(cluster, every: 1000) { store in
                     _ = try #require(try await store.host("fridge"))
-                    #expect(store.loaded("fridge")?.startedFrom == now.first?.n, "\(damage)")
-                    #expect(store.loaded("fridge")?.replayedAtStart == 0, "\(damage)")
+                    #expect(try await store.loaded("fridge")?.startedFrom == now.first?.n, "\(damage)")
+                    #expect(try await store.loaded("fridge")?.replayedAtStart == 0, "\(damage)")
                 }
             }
             _ = first
@@ -184,13 +184,13 @@ struct CheckpointTests {
             try await withStore(cluster, every: 1_000_000) { store in
                 let board = try #require(try await store.host("fridge"))
                 _ = try await board.write(PostgresStoreTests.pull("A")).get()
-                let first = try #require(store.loaded("fridge"))
+                let first = try #require(try await store.loaded("fridge"))
                 // Idle at once: let go, and a checkpoint of what it held stored on the way.
                 store.letGoIdle(after: .zero)
                 #expect(try await Self.eventually { first.isLetGo })
                 #expect(try await Self.eventually { try Self.checkpoints(cluster).last?.n == Self.newest(cluster) })
                 let count = try await PostgresStoreTests.opCount(board)
-                let second = try #require(store.loaded("fridge"))
+                let second = try #require(try await store.loaded("fridge"))
                 let newest = try Self.newest(cluster)
                 #expect(second !== first && second.startedFrom == newest && second.replayedAtStart == 0)
 
@@ -218,7 +218,7 @@ struct CheckpointTests {
                 }
                 #expect(results.allSatisfy { (try? $0.get()) != nil })
                 // With a listener, the board was never let go: it is the one made above.
-                #expect(store.loaded("fridge") === second && !second.isLetGo)
+                #expect(try await store.loaded("fridge") === second && !second.isLetGo)
                 board.events.unsubscribe(listener.id)
                 #expect(try await PostgresStoreTests.opCount(board) == count + writes)
 
@@ -243,7 +243,7 @@ struct CheckpointTests {
                     return results
                 }
                 #expect(again.allSatisfy { (try? $0.get()) != nil })
-                #expect(store.loaded("fridge") !== second, "the board was never let go")
+                #expect(try await store.loaded("fridge") !== second, "the board was never let go")
                 let state = try await Self.state(board)
                 #expect(state.count == count + 2 * writes && state.problems.isEmpty)
                 let logged = try cluster.sql("SELECT count(*) FROM op WHERE board = 'fridge'")

@@ -5,6 +5,12 @@ import MagnetsCore
 extension BoardFile {
     /// The `show --json` object of SPEC §6 for `board` and `clock` read from this file.
     public func showJSON(_ board: Board, clock: VectorClock) -> JSONValue {
+        Self.showJSON(board, clock: clock, boardID: boardID, replica: replica)
+    }
+
+    /// The `show --json` object of SPEC §6 for `board` and `clock` of board `boardID` as replica
+    /// `replica` would print it: the same object `showJSON(_:clock:)` makes.
+    public static func showJSON(_ board: Board, clock: VectorClock, boardID: String, replica: String) -> JSONValue {
         .object([
             (
                 "board",
