@@ -36,7 +36,8 @@ struct BoardLifetimeTests: ScratchSuite {
     /// 60 s for its answer: at the suite's start, with every PostgreSQL cluster starting beside
     /// it, a pull has waited past the client's usual 10 s (and, given up, was never taken).
     static func pulls(
-        _ client: HTTPClient, board: String = "fridge", token: String? = nil, count: Int, threads: Int
+        _ client: HTTPClient, board: String = "fridge", token: String? = nil, count: Int, threads: Int,
+        onAnswer: @Sendable (String) -> Void = { _ in }
     ) -> [String] {
         let answers = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
@@ -53,6 +54,7 @@ struct BoardLifetimeTests: ScratchSuite {
                     answer = "no answer: \(error)"
                 }
                 answers.withLock { $0.append(answer) }
+                onAnswer(answer)
             }
         }
         return answers.withLock { $0 }
@@ -128,10 +130,18 @@ struct PostgresLifetimeTests: ScratchSuite {
             let server = try TestServer(scratch, postgres: cluster.url, extra: ["--checkpoint-every", "1"])
             let (load, client) = (DispatchQueue.global(), server.client)
             let statuses = Mutex<[String]>([])
+            let firstAcknowledged = Atomic<Bool>(false)
             let done = DispatchGroup()
             load.async(group: done) {
-                statuses.withLock { $0 = BoardLifetimeTests.pulls(client, token: token, count: 60, threads: 3) }
+                let answers = BoardLifetimeTests.pulls(client, token: token, count: 60, threads: 3) { answer in
+                    if answer == "200" { firstAcknowledged.store(true, ordering: .releasing) }
+                }
+                statuses.withLock { $0 = answers }
             }
+            // The kill comes `delay` after the first acknowledged write, among the checkpoints
+            // the writes start (on a loaded machine the first may take seconds: its board is made first).
+            let waitedUntil = Date().addingTimeInterval(60)
+            while !firstAcknowledged.load(ordering: .acquiring), Date() < waitedUntil { usleep(10_000) }
             usleep(delay)
             server.started.kill(SIGKILL)
             done.wait()

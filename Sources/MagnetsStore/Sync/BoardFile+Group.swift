@@ -180,10 +180,14 @@ extension BoardFile {
         guard admitted.count >= 2 else { return nil }
         let all = admitted.flatMap(\.fresh).sorted(by: Operation.replaysBefore)
         let before = recent
+        var taken: [OpID: (op: MagnetsCore.Operation, events: [Event])] = [:]
         do {
             try mapErrors {
                 try db.inSavepoint {
                     try Integration.write(all, interval: checkpointInterval, db, index: &index, recent: &recent)
+                    if events {
+                        for entry in try self.taken(all, db, index: index) { taken[entry.op.id] = entry }
+                    }
                     return .commit
                 }
             }
@@ -191,10 +195,6 @@ extension BoardFile {
             recent = before
             guard db.isInsideTransaction else { throw error }
             return nil
-        }
-        var taken: [OpID: (op: MagnetsCore.Operation, events: [Event])] = [:]
-        if events {
-            for entry in try self.taken(all, db, index: index) { taken[entry.op.id] = entry }
         }
         return admitted.map { fresh, skipped in
             BoardWritten(
