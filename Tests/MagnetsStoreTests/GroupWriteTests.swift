@@ -65,6 +65,13 @@ struct GroupWriteTests: BoardFileMaking {
         }
     }
 
+    /// Each history entry of `file`: its position, op and events.
+    private func history(_ file: BoardFile) throws -> [String] {
+        var entries: [String] = []
+        try file.history { entries.append("\($0.position) \($0.op.id) \($0.events)") }
+        return entries
+    }
+
     /// Imports what `file` lacks of `source`.
     private func catchUp(_ file: BoardFile, from source: BoardFile) throws {
         let since = try file.current().clock
@@ -155,11 +162,6 @@ struct GroupWriteTests: BoardFileMaking {
         try catchUp(server, from: reference)
         #expect(try server.check().isClean)
         #expect(try server.current().board == reference.current().board)
-        func history(_ file: BoardFile) throws -> [String] {
-            var entries: [String] = []
-            try file.history { entries.append("\($0.position) \($0.op.id) \($0.events)") }
-            return entries
-        }
         #expect(try history(server) == history(reference))
     }
 
@@ -222,11 +224,6 @@ struct GroupWriteTests: BoardFileMaking {
         }
         #expect(try server.check().isClean)
         #expect(try server.current().board == reference.current().board)
-        func history(_ file: BoardFile) throws -> [String] {
-            var entries: [String] = []
-            try file.history { entries.append("\($0.position) \($0.op.id) \($0.events)") }
-            return entries
-        }
         #expect(try history(server) == history(reference))
     }
 }
