@@ -8,9 +8,10 @@ import Synchronization
 
 /// One board of the database, served by this process: its `PostgresBoard` and its listeners.
 /// A board that retires (the database did not answer in time) is replaced by a new one with a
-/// cache of its own; the listeners stay. So is a board let go while idle (`letGoIfIdle`): the
-/// host stays, holding only its name and listeners, and the next request makes a new board,
-/// from the board's latest shared checkpoint.
+/// cache of its own; the listeners stay. A board let go while idle (`letGoIfIdle`) is forgotten:
+/// the host stays, holding only its name, its listeners and how far the board had read the log,
+/// and the next request makes a new board, from the board's latest shared checkpoint, as the
+/// first one was made.
 ///
 /// A shallow start: when the board's latest checkpoint has a whole shallow image, the host's
 /// first board is made in the background (`firstBoard`), and meanwhile state-only reads
@@ -29,11 +30,15 @@ final class PostgresBoardHost: HostedBoard {
     private let lastUsed = Mutex(ContinuousClock.now)
     /// A `letGoIfIdle` is under way.
     private let lettingGo = Atomic<Bool>(false)
-    /// The board requests are served from (nil until the first one is made), and whether the
-    /// server has stopped (a first board made after that is removed at once).
+    /// The board requests are served from (nil until the first one is made, and again once it
+    /// is let go), and whether the server has stopped (a board made after that is removed at
+    /// once).
     private let current: Mutex<(board: PostgresBoard?, closed: Bool)>
-    /// The first board being made in the background, after a shallow start (nil: not started,
-    /// or made).
+    /// The last `n` of the log the board let go had taken (nil: none was let go): listeners are
+    /// sent the ops after it when the next board catches up.
+    private let letGoThrough = Mutex<Int64?>(nil)
+    /// The board being made in the background, after a shallow start or a board let go (nil:
+    /// not started, or forgotten with the board it made).
     private let making = Mutex<Task<PostgresBoard, any Error>?>(nil)
     /// What answers state-only reads until the first board is made (nil: none, or made).
     private let shallow = Mutex<ShallowBoard?>(nil)
@@ -105,7 +110,7 @@ final class PostgresBoardHost: HostedBoard {
     /// deleted, and the board, made from the whole log, stores a new one.
     private static func makeBoard(
         _ row: BoardDatabase.BoardRow, _ database: BoardDatabase, _ folder: String, _ checkpointEvery: Int,
-        _ logger: Logger, _ events: EventHub, replacing retired: PostgresBoard? = nil,
+        _ logger: Logger, _ events: EventHub, publishedThrough: Int64? = nil,
         damaged: @Sendable () -> Void = {}
     ) async throws -> PostgresBoard {
         // A path of its own, so that two first requests at once never share a file.
@@ -124,7 +129,7 @@ final class PostgresBoardHost: HostedBoard {
                 )
             }
         let board = PostgresBoard(
-            row: row, cache: cache, database: database, publishedThrough: retired?.lastTaken,
+            row: row, cache: cache, database: database, publishedThrough: publishedThrough,
             startedFrom: startedFrom, damagedCheckpoint: damage.map { "\($0)" }, checkpointEvery: checkpointEvery,
             listening: { events.hasListeners },
             publish: { taken in events.publish(taken) })
@@ -166,9 +171,9 @@ final class PostgresBoardHost: HostedBoard {
     var name: String { row.name }
     var boardID: String { row.id }
 
-    /// The board requests are served from, once made: after a shallow start, the first board,
-    /// made now if it is not under way. When making it fails, each caller waiting hears why,
-    /// and the next one tries again.
+    /// The board requests are served from, once made: after a shallow start or a board let go,
+    /// the next board, made now if it is not under way. When making it fails, each caller
+    /// waiting hears why, and the next one tries again.
     func firstBoard() async throws -> PostgresBoard {
         if let board { return board }
         let task = startMaking()
@@ -187,13 +192,13 @@ final class PostgresBoardHost: HostedBoard {
         making.withLock { making in
             if let task = making { return task }
             let (row, database, cacheFolder, events) = (self.row, self.database, self.cacheFolder, self.events)
-            let (every, logger) = (checkpointEvery, self.logger)
-            // The first board serves every request from now on: no client's going away cancels
-            // it (`ClientPresence`).
+            let (every, logger, through) = (checkpointEvery, self.logger, letGoThrough.withLock { $0 })
+            // The board serves every request from now on: no client's going away cancels it
+            // (`ClientPresence`).
             let task = Task {
                 try await ClientPresence.$current.withValue(nil) {
                     let made = try await Self.makeBoard(
-                        row, database, cacheFolder, every, logger, events,
+                        row, database, cacheFolder, every, logger, events, publishedThrough: through,
                         damaged: { self.shallow.withLock { $0 }?.drop() })
                     let kept = self.current.withLock { current -> Bool in
                         guard !current.closed else { return false }
@@ -276,7 +281,21 @@ final class PostgresBoardHost: HostedBoard {
         Task {
             defer { lettingGo.store(false, ordering: .releasing) }
             await ClientPresence.$current.withValue(nil) { try? await board.letGo() }
+            if board.isLetGo { forget(board) }
             FreedMemory.noteReleased()
+        }
+    }
+
+    /// Forgets `board`, let go, if it is still the current one: nothing of it stays in memory,
+    /// and the next request makes a new board (`firstBoard`).
+    private func forget(_ board: PostgresBoard) {
+        current.withLock { current in
+            guard current.board === board else { return }
+            current.board = nil
+            letGoThrough.withLock { $0 = board.lastTaken }
+            // Only a board made already can be let go: the task that made it has ended, and
+            // holds nothing but the board.
+            making.withLock { $0 = nil }
         }
     }
 
@@ -287,11 +306,18 @@ final class PostgresBoardHost: HostedBoard {
     private func serving() async throws -> PostgresBoard {
         var board = try await firstBoard()
         while board.needsReplacing {
+            // A board let go (retired or not) is forgotten, and the next one made as the first
+            // was (the task letting it go may not have forgotten it yet).
+            if board.isLetGo {
+                forget(board)
+                board = try await firstBoard()
+                continue
+            }
             await replaceIfRetired(board)
             let now = self.board ?? board
-            // A new board let go again before this request used it (an idle time shorter than
-            // the wait): it is made again, as for any board let go.
-            if now !== board, now.isLetGo, !now.isRetired {
+            // A new board let go before this request used it (an idle time shorter than the
+            // wait): the next one is made, as for any board let go.
+            if now !== board, now.isLetGo {
                 board = now
                 continue
             }
@@ -317,7 +343,8 @@ final class PostgresBoardHost: HostedBoard {
         let (row, database, cacheFolder, events) = (self.row, self.database, self.cacheFolder, self.events)
         let (every, logger) = (checkpointEvery, self.logger)
         let made = try? await ClientPresence.$current.withValue(nil) {
-            try await Self.makeBoard(row, database, cacheFolder, every, logger, events, replacing: board)
+            try await Self.makeBoard(
+                row, database, cacheFolder, every, logger, events, publishedThrough: board.lastTaken)
         }
         guard let fresh = made else { return }
         current.withLock { $0.board = fresh }

@@ -98,6 +98,12 @@ package final class PostgresBoardStore: BoardStore {
         try await hosts.withLock { $0[name] }?.firstBoard()
     }
 
+    /// The board `name` as this process holds it now, without making one: nil before the first
+    /// request, and once a board let go is forgotten.
+    package func held(_ name: String) -> PostgresBoard? {
+        hosts.withLock { $0[name] }?.board
+    }
+
     /// How many reads of board `name` this process answered from a shallow start (0: none, or
     /// no request has made the board).
     package func shallowAnswers(_ name: String) -> Int {

@@ -188,6 +188,8 @@ struct CheckpointTests {
                 // Idle at once: let go, and a checkpoint of what it held stored on the way.
                 store.letGoIdle(after: .zero)
                 #expect(try await Self.eventually { first.isLetGo })
+                // Nothing of it stays in memory: the host forgets it.
+                #expect(try await Self.eventually { store.held("fridge") == nil })
                 #expect(try await Self.eventually { try Self.checkpoints(cluster).last?.n == Self.newest(cluster) })
                 let count = try await PostgresStoreTests.opCount(board)
                 let second = try #require(try await store.loaded("fridge"))
