@@ -176,6 +176,9 @@ let package = Package(
         // Turns Page/* into Swift at build time, so `magnets serve` carries the board page.
         .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["embed-migrations"]),
 
+        // What more than one test target uses: a private PostgreSQL cluster, a free port, an
+        // executor on threads of their own.
+        .target(name: "MagnetsTestSupport", path: "Tests/MagnetsTestSupport"),
         .testTarget(name: "MagnetsCoreTests", dependencies: ["MagnetsCore"]),
         // Crashers/ holds files the fuzzer found; the tests read them from the source tree.
         .testTarget(
@@ -188,7 +191,7 @@ let package = Package(
         .testTarget(
             name: "MagnetsServerTests",
             dependencies: [
-                "MagnetsServer", "MagnetsHosting", "MagnetsStore", "MagnetsRemote",
+                "MagnetsServer", "MagnetsHosting", "MagnetsStore", "MagnetsRemote", "MagnetsTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -196,13 +199,15 @@ let package = Package(
         // start on loopback (Debian's binaries, `Scripts/pg-cluster`).
         .testTarget(
             name: "MagnetsPostgresTests",
-            dependencies: ["MagnetsPostgres", "MagnetsHosting", "MagnetsStore", "MagnetsCore"]),
+            dependencies: ["MagnetsPostgres", "MagnetsHosting", "MagnetsStore", "MagnetsCore", "MagnetsTestSupport"]),
         // End-to-end tests run the built `magnets` binary, so they depend on it.
         // Fixtures/ holds board files of older formats; the Python scripts speak the live
         // connection's protocol by hand (a client and a proxy that cuts connections).
         .testTarget(
             name: "MagnetsCLITests",
-            dependencies: ["MagnetsStore", "magnets", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "MagnetsStore", "magnets", "MagnetsTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             exclude: ["Fixtures", "live_client.py", "cut_proxy.py", "hostile_server.py", "compact_bundle.py"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsTestSupport
 import Synchronization
 import Testing
 
@@ -104,11 +105,12 @@ struct BoardLifetimeTests: ScratchSuite {
 }
 
 /// The same through `serve --postgres`.
-@Suite("Board lifetime on PostgreSQL", .enabled(if: TestCluster.installed, "PostgreSQL is not installed"), .blocking)
+@Suite(
+    "Board lifetime on PostgreSQL", .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed"), .blocking)
 struct PostgresLifetimeTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-pg-lifetime")
 
-    func hostedBoard(_ cluster: TestCluster) -> String {
+    func hostedBoard(_ cluster: PostgresCluster) -> String {
         must("init", "-b", "alice.magnets", "--replica", "alice")
         must("tray", "add", "A", "--unlimited", "-b", "alice.magnets")
         must("server", "add", "fridge", "--from", "alice.magnets", "--postgres", cluster.url)
@@ -116,13 +118,13 @@ struct PostgresLifetimeTests: ScratchSuite {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func number(_ cluster: TestCluster, _ sql: String) throws -> Int {
+    func number(_ cluster: PostgresCluster, _ sql: String) throws -> Int {
         Int(try cluster.sql(sql).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
     @Test("processes killed while writing checkpoints leave the board whole; the next starts from a whole checkpoint")
     func killedWhileCheckpointing() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         var acknowledged = 0
         for delay in [300_000, 700_000, 1_100_000] as [UInt32] {
@@ -191,7 +193,7 @@ struct PostgresLifetimeTests: ScratchSuite {
         "a fresh serve --postgres answers show from the checkpoint's shallow image, byte for byte as its whole cache does"
     )
     func shallowStart() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         // Pulls, a checkpoint after 8 ops, then pulls after it.
         let first = try TestServer(scratch, postgres: cluster.url, extra: ["--checkpoint-every", "8"])
@@ -224,7 +226,7 @@ struct PostgresLifetimeTests: ScratchSuite {
         "serve --postgres --board-idle removes an idle board's cache after a checkpoint; the next request starts from it"
     )
     func idleDatabaseBoards() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         let temporary = scratch.file("tmp")
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)

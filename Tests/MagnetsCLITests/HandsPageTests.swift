@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsTestSupport
 import Testing
 
 /// Others' hands (SPEC §8) in real headless Chromium pages on one board, driven with real
@@ -179,9 +180,9 @@ struct HandsPageTests: ScratchSuite {
     }
     @Test(
         "on PostgreSQL, A on one serve process and B on another: B sees A's hand and name, then the outcome",
-        .enabled(if: TestCluster.installed, "PostgreSQL is not installed"))
+        .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed"))
     func acrossProcesses() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         must("init", "-b", "alice.magnets", "--replica", "alice", "--name", "fridge")
         must("tray", "add", "ABC", "--count", "3", "-b", "alice.magnets")
         must("zone", "add", "slot", "--rect", "400,400,100,100", "-b", "alice.magnets")

@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsTestSupport
 import Testing
 
 /// The live connection (`GET /boards/NAME/live`, PROTOCOL.md) through real processes: the
@@ -298,9 +299,9 @@ struct LiveTests: ScratchSuite {
 
     @Test(
         "serve --postgres stops within 10 s of SIGTERM with a live connection, an event stream and a request in flight",
-        .enabled(if: TestCluster.installed, "PostgreSQL is not installed (.ci/run installs it)"))
+        .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed (.ci/run installs it)"))
     func stopWithLiveConnectionsOnPostgres() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         must("init", "-b", "alice.magnets", "--replica", "alice")
         must("tray", "add", "ABCD", "--unlimited", "-b", "alice.magnets")
         must("server", "add", "fridge", "--from", "alice.magnets", "--postgres", cluster.url)

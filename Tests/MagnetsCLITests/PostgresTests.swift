@@ -1,13 +1,15 @@
 import Foundation
+import MagnetsTestSupport
 import Synchronization
 import Testing
 
 /// `magnets serve --postgres URL` and `magnets server … --postgres URL` through the binary,
-/// against a private PostgreSQL cluster of each test's own (`TestCluster`): boards, ops and
+/// against a private PostgreSQL cluster of each test's own (`PostgresCluster`): boards, ops and
 /// tokens in the database, several server processes on it at once (SPEC §7). The long runs
 /// (50 kills, restarts under load) are the fuzzer's (`magnets-fuzz pg-kill`, RELIABILITY.md).
 @Suite(
-    "PostgreSQL", .enabled(if: TestCluster.installed, "PostgreSQL is not installed (.ci/run installs it)"), .blocking)
+    "PostgreSQL", .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed (.ci/run installs it)"),
+    .blocking)
 struct PostgresTests: ScratchSuite {
     let scratch = ScratchFolder("magnets-pg")
 
@@ -15,7 +17,7 @@ struct PostgresTests: ScratchSuite {
 
     /// alice.magnets with a tray of eight letters, hosted in the database as board `fridge`;
     /// a read-write token for it.
-    func hostedBoard(_ cluster: TestCluster) -> String {
+    func hostedBoard(_ cluster: PostgresCluster) -> String {
         must("init", "-b", "alice.magnets", "--replica", "alice")
         must("tray", "add", "ABCDEFGH", "--unlimited", "-b", "alice.magnets")
         must("server", "add", "fridge", "--from", "alice.magnets", "--postgres", cluster.url)
@@ -42,7 +44,7 @@ struct PostgresTests: ScratchSuite {
 
     @Test("server add, token, list, revoke on --postgres (and MAGNETS_POSTGRES); refusals as for a folder")
     func administration() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         #expect(token.hasPrefix("mgt_"))
         let again = magnets("server", "add", "fridge", "--postgres", cluster.url)
@@ -96,7 +98,7 @@ struct PostgresTests: ScratchSuite {
 
     @Test("two serve processes, 8 clients × 200 moves, each sync to a random one: all end identical, every op once")
     func twoProcessesConverge() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         let servers = [try TestServer(scratch, postgres: cluster.url), try TestServer(scratch, postgres: cluster.url)]
         let urls = servers.map { "http://127.0.0.1:\($0.port)/boards/fridge" }
@@ -154,7 +156,7 @@ struct PostgresTests: ScratchSuite {
 
     @Test("commands through two processes share the server replica; /events of one streams the other's ops once")
     func sharedReplicaAndEvents() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         let servers = [try TestServer(scratch, postgres: cluster.url), try TestServer(scratch, postgres: cluster.url)]
         let streams = try servers.map { try $0.events("fridge", token: token) }
@@ -192,7 +194,7 @@ struct PostgresTests: ScratchSuite {
         "a database that stops answering: the request is given up (503), and afterwards the process serves the board again and streams the ops taken meanwhile"
     )
     func databaseStopsAnswering() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         // A gives up on the database after 6 s instead of 30. It serves without tokens, so that
         // its request waits on the board, not on the token's lookup.
@@ -222,7 +224,7 @@ struct PostgresTests: ScratchSuite {
 
     @Test("a process killed (SIGKILL) while clients sync loses nothing it acknowledged")
     func killedProcess() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         let keeper = try TestServer(scratch, postgres: cluster.url)
         let keeperURL = "http://127.0.0.1:\(keeper.port)/boards/fridge"
@@ -269,7 +271,7 @@ struct PostgresTests: ScratchSuite {
 
     @Test("the database restarted under load: clients get one-line errors (exit 1), then go on")
     func databaseRestart() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         let server = try TestServer(scratch, postgres: cluster.url)
         let url = "http://127.0.0.1:\(server.port)/boards/fridge"
@@ -302,7 +304,7 @@ struct PostgresTests: ScratchSuite {
 
     @Test("while the database is stopped, requests with a token are answered 503 at once, not after 5 s each")
     func tokensWhileStopped() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         let token = hostedBoard(cluster)
         let server = try TestServer(scratch, postgres: cluster.url)
         #expect(try server.get("/boards/fridge", token: token).status == 200)
@@ -331,7 +333,7 @@ struct PostgresTests: ScratchSuite {
 
     @Test("a request its client gives up on lets go of its database connection at once")
     func givenUpRequestLetsGo() throws {
-        let cluster = try TestCluster()
+        let cluster = try PostgresCluster()
         _ = hostedBoard(cluster)
         // A backend notices within 200 ms that its client closed the connection, even while it
         // waits on a lock (by default only when it next reads); a prepared transaction holds

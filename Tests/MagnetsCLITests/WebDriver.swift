@@ -1,4 +1,5 @@
 import Foundation
+import MagnetsTestSupport
 import Testing
 
 // A small WebDriver client (W3C WebDriver over HTTP, spoken to chromedriver on loopback) for the
@@ -27,7 +28,7 @@ final class ChromeDriver {
     let temporary: URL
 
     init() throws {
-        port = try Self.freePort()
+        port = try freePort()
         temporary = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-chromium-\(UUID())")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: Browser.chromedriver!)
@@ -52,22 +53,6 @@ final class ChromeDriver {
     }
 
     /// A port nothing listens on now (the kernel's pick for a socket bound to port 0).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw Failure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     func request(_ method: String, _ path: String, _ body: Any? = nil) throws -> Reply {
         let connection = try Connection(port: port, timeout: 60)
         let data = try body.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()

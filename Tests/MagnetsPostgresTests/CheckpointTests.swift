@@ -3,36 +3,28 @@ import MagnetsCore
 import MagnetsHosting
 import MagnetsPostgres
 import MagnetsStore
+import MagnetsTestSupport
 import Testing
 
 /// Shared checkpoints and boards let go while idle, on the PostgreSQL store at its layer: two
 /// stores on one database are two server processes.
 @Suite(
     "PostgreSQL checkpoints and idle boards", .serialized,
-    .enabled(if: Cluster.installed, "PostgreSQL is not installed"))
+    .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed"))
 struct CheckpointTests {
     let base = PostgresStoreTests()
 
-    /// Runs `body` with a store on the cluster's database (`PostgresStoreTests.withStore`) that
-    /// writes a checkpoint every `every` ops.
+    /// Runs `body` with a store on the cluster's database (`PostgresStoreTests.withStore`), open
+    /// to every board, that writes a checkpoint every `every` ops.
     func withStore<T: Sendable>(
-        _ cluster: Cluster, every: Int, _ body: (PostgresBoardStore) async throws -> T
+        _ cluster: PostgresCluster, every: Int, _ body: (PostgresBoardStore) async throws -> T
     ) async throws -> T {
-        let database = BoardDatabase(address: try PostgresAddress(cluster.url))
-        return try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await database.run() }
-                defer { group.cancelAll() }
-                let store = try PostgresBoardStore(database: database, open: true, checkpointEvery: every)
-                defer { store.closeAll() }
-                return try await body(store)
-            }
-        }
+        try await base.withStore(cluster, open: true, every: every, body)
     }
 
     /// The board's checkpoints in the database: each one's `n`, and whether its image hashes to
     /// its digest.
-    static func checkpoints(_ cluster: Cluster) throws -> [(n: Int64, whole: Bool)] {
+    static func checkpoints(_ cluster: PostgresCluster) throws -> [(n: Int64, whole: Bool)] {
         try cluster.sql("SELECT n, digest = sha256(image) FROM board_checkpoint WHERE board = 'fridge' ORDER BY n")
             .split(separator: "\n").map { line in
                 let fields = line.split(separator: "|")
@@ -41,7 +33,7 @@ struct CheckpointTests {
     }
 
     /// The newest `n` of the board's log.
-    static func newest(_ cluster: Cluster) throws -> Int64 {
+    static func newest(_ cluster: PostgresCluster) throws -> Int64 {
         Int64(
             try cluster.sql("SELECT max(n) FROM op WHERE board = 'fridge'").trimmingCharacters(
                 in: .whitespacesAndNewlines))!
@@ -68,7 +60,7 @@ struct CheckpointTests {
     @Test("a checkpoint written every N ops by one process is used by another, which replays only the ops after it")
     func sharedCheckpoint() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             _ = try await base.addBoard(cluster)
             try await withStore(cluster, every: 8) { store in
                 let board = try #require(try await store.host("fridge"))
@@ -121,7 +113,7 @@ struct CheckpointTests {
     @Test("a damaged checkpoint (its bytes, or what it says it covers) is found, deleted and made again")
     func damagedCheckpoint() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             _ = try await base.addBoard(cluster)
             let first = try await withStore(cluster, every: 1000) { store in
                 let board = try #require(try await store.host("fridge"))
@@ -179,7 +171,7 @@ struct CheckpointTests {
     @Test("boards let go while idle reopen on the next request with nothing lost, under writes, with listeners")
     func idleBoards() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             _ = try await base.addBoard(cluster)
             try await withStore(cluster, every: 1_000_000) { store in
                 let board = try #require(try await store.host("fridge"))

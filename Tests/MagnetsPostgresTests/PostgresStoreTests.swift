@@ -3,19 +3,20 @@ import MagnetsCore
 import MagnetsHosting
 import MagnetsPostgres
 import MagnetsStore
+import MagnetsTestSupport
 import Testing
 
 /// The PostgreSQL board store at its layer, in-process, without HTTP: its boards as the routes
 /// use them (`HostedBoard`: read, write, groups of writes), two stores on one database as two
-/// server processes are, and its tokens. Each test has a cluster of its own (`Cluster`); what
+/// server processes are, and its tokens. Each test has a cluster of its own (`PostgresCluster`); what
 /// needs processes (kills, a database restarted under `serve`) stays in the CLI's tests.
 @Suite(
     "PostgreSQL store", .serialized,
-    .enabled(if: Cluster.installed, "PostgreSQL is not installed (.ci/run installs it)"))
+    .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresStoreTests {
     /// Board `fridge` in the cluster's database: a tray of A–D (unlimited), made in a board file
     /// and added as `server add --from` adds it.
-    func addBoard(_ cluster: Cluster) async throws -> PostgresAdmin {
+    func addBoard(_ cluster: PostgresCluster) async throws -> PostgresAdmin {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("magnets-pgt-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -42,15 +43,17 @@ struct PostgresStoreTests {
     /// `serve --postgres` runs one. All of it runs on dispatch threads, not on Swift's cooperative
     /// ones: the process's other tests block those while the programs they start run, and a
     /// database connection waited on past its 5 s in a full run (CI, 2 cores) when it shared them.
+    /// The store writes a shared checkpoint every `every` ops.
     func withStore<T: Sendable>(
-        _ cluster: Cluster, open: Bool = false, _ body: (PostgresBoardStore) async throws -> T
+        _ cluster: PostgresCluster, open: Bool = false, every: Int = PostgresBoard.defaultCheckpointEvery,
+        _ body: (PostgresBoardStore) async throws -> T
     ) async throws -> T {
         let database = BoardDatabase(address: try PostgresAddress(cluster.url))
         return try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await database.run() }
                 defer { group.cancelAll() }
-                let store = try PostgresBoardStore(database: database, open: open)
+                let store = try PostgresBoardStore(database: database, open: open, checkpointEvery: every)
                 defer { store.closeAll() }
                 return try await body(store)
             }
@@ -70,7 +73,7 @@ struct PostgresStoreTests {
     @Test("a write is in the database when it returns; a read sees it; a refused write changes nothing")
     func writeAndRead() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             _ = try await addBoard(cluster)
             try await withStore(cluster) { store in
                 #expect(try await store.host("nosuch") == nil)
@@ -96,7 +99,7 @@ struct PostgresStoreTests {
     @Test("writes that wait together are taken as one group: each answered, none lost, seqs distinct")
     func groupWrites() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             _ = try await addBoard(cluster)
             try await withStore(cluster) { store in
                 let board = try #require(try await store.host("fridge"))
@@ -124,7 +127,7 @@ struct PostgresStoreTests {
     @Test("a second store on the database (another process) sees the first's ops, and the first sees its")
     func secondStore() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             _ = try await addBoard(cluster)
             try await withStore(cluster) { first in
                 try await withStore(cluster) { second in
@@ -148,7 +151,7 @@ struct PostgresStoreTests {
     @Test("tokens: a grant for its board and access; revoked, unknown or malformed → none; --open asks none")
     func tokens() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             let admin = try await addBoard(cluster)
             let writer = try await admin.addToken(board: "fridge", readOnly: false, label: "w")
             let reader = try await admin.addToken(board: "fridge", readOnly: true, label: "r")
@@ -173,7 +176,7 @@ struct PostgresStoreTests {
     @Test("while the database is stopped, a token's lookup is refused at once (503), and works once it is back")
     func tokensWhileStopped() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             let admin = try await addBoard(cluster)
             let token = try await admin.addToken(board: "fridge", readOnly: false, label: "w")
             try await withStore(cluster) { store in

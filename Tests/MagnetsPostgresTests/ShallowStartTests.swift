@@ -3,6 +3,7 @@ import MagnetsCore
 import MagnetsHosting
 import MagnetsPostgres
 import MagnetsStore
+import MagnetsTestSupport
 import Testing
 
 /// A shallow start (issue 36): a process meeting a board answers `show` from its checkpoint's
@@ -10,7 +11,7 @@ import Testing
 /// waits for the cache. Two stores on one database are two server processes.
 @Suite(
     "PostgreSQL shallow starts", .serialized,
-    .enabled(if: Cluster.installed, "PostgreSQL is not installed"))
+    .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed"))
 struct ShallowStartTests {
     let checkpoints = CheckpointTests()
 
@@ -23,7 +24,7 @@ struct ShallowStartTests {
 
     /// Board `fridge` with `before` pulls, a checkpoint at its log's end (whole and shallow),
     /// then `after` pulls more: the board's state as the process that wrote them holds it.
-    func board(_ cluster: Cluster, before: Int, after: Int) async throws -> BoardStateView {
+    func board(_ cluster: PostgresCluster, before: Int, after: Int) async throws -> BoardStateView {
         _ = try await PostgresStoreTests().addBoard(cluster)
         return try await checkpoints.withStore(cluster, every: 1_000_000) { store in
             let board = try #require(try await store.host("fridge"))
@@ -43,7 +44,7 @@ struct ShallowStartTests {
     @Test("a shallow start answers show byte for byte as the whole cache does, with the ops after it applied")
     func sameAnswer() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             let reference = try await board(cluster, before: 6, after: 3)
             let stored = try cluster.sql("SELECT shallow_digest = sha256(shallow) FROM board_checkpoint")
             #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "t")
@@ -67,7 +68,7 @@ struct ShallowStartTests {
     @Test("ops after the checkpoint that sort before its last op: show waits for the whole cache, and is right")
     func earlierTail() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             _ = try await board(cluster, before: 4, after: 0)
             // An op of replica "aaa" that saw only the board's creation (alice:1, Lamport 1):
             // Lamport 2, before every op of the checkpoint but the first in the replay order. It
@@ -108,7 +109,7 @@ struct ShallowStartTests {
                 ("UPDATE board_checkpoint SET clock = 'alice=5,server=1'", false),
             ]
             for (damage, remade) in damages {
-                let cluster = try Cluster()
+                let cluster = try PostgresCluster()
                 // One op after the checkpoint: `n + 1` names it, and no op after it shows that
                 // the shallow image lacks it.
                 let reference = try await board(cluster, before: 4, after: 1)
@@ -141,7 +142,7 @@ struct ShallowStartTests {
     @Test("a write right after a shallow start is applied to the whole cache, durable, and seen by the next process")
     func writeAfterShallowStart() async throws {
         try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
-            let cluster = try Cluster()
+            let cluster = try PostgresCluster()
             let reference = try await board(cluster, before: 5, after: 1)
             let written = try await checkpoints.withStore(cluster, every: 1_000_000) { store in
                 let board = try #require(try await store.host("fridge"))

@@ -6,6 +6,7 @@ import Logging
 import MagnetsCore
 import MagnetsHosting
 import MagnetsStore
+import MagnetsTestSupport
 import Testing
 
 @testable import MagnetsServer
@@ -101,14 +102,4 @@ extension TestClientProtocol {
 /// programs they start run; a server sharing them once went unanswered past its client's 10 s.
 func onOwnThreads<T: Sendable>(_ body: () async throws -> T) async throws -> T {
     try await withTaskExecutorPreference(DispatchTaskExecutor.shared, operation: body)
-}
-
-/// Runs each job on a thread of the dispatch's global pool, which grows past the core count.
-final class DispatchTaskExecutor: TaskExecutor {
-    static let shared = DispatchTaskExecutor()
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
 }
