@@ -40,8 +40,11 @@ final class PostgresBoardHost: HostedBoard {
     /// The board being made in the background, after a shallow start or a board let go (nil:
     /// not started, or forgotten with the board it made).
     private let making = Mutex<Task<PostgresBoard, any Error>?>(nil)
-    /// What answers state-only reads until the first board is made (nil: none, or made).
+    /// What answers state-only reads until a board is made (nil: none, or made).
     private let shallow = Mutex<ShallowBoard?>(nil)
+    /// Reading the latest checkpoint's shallow image again for the first state-only read after
+    /// a board was let go (nil: not under way).
+    private let reopening = Mutex<Task<ShallowBoard?, Never>?>(nil)
     /// How many reads the shallow start answered.
     let shallowAnswers = Atomic<Int>(0)
     /// Retired boards' caches, removed with the others when the server stops (a request given
@@ -218,10 +221,10 @@ final class PostgresBoardHost: HostedBoard {
         }
     }
 
-    /// The board's state: from the shallow start while the first board is being made and it
-    /// can answer, else from the board (`read`).
+    /// The board's state: from a shallow start while no board is made and it can answer, else
+    /// from the board (`read`).
     func readState() async throws -> BoardStateView {
-        if board == nil, let shallow = shallow.withLock({ $0 }) {
+        if board == nil, let shallow = await shallowStart() {
             lastUsed.withLock { $0 = .now }
             let state = try await shallow.readState()
             // The first board is made behind the first answer.
@@ -233,6 +236,36 @@ final class PostgresBoardHost: HostedBoard {
         }
         return try await read { file in
             BoardStateView(boardID: file.boardID, replica: file.replica, current: try file.current())
+        }
+    }
+
+    /// What answers state-only reads while no board is made: the shallow start the host was
+    /// made with; after a board was let go, one made again from the board's latest checkpoint
+    /// (which the board let go stored), unless the next board is under way. Nil: none.
+    private func shallowStart() async -> ShallowBoard? {
+        if let shallow = shallow.withLock({ $0 }) { return shallow }
+        guard letGoThrough.withLock({ $0 }) != nil, making.withLock({ $0 }) == nil else { return nil }
+        let task = reopening.withLock { reopening in
+            if let task = reopening { return task }
+            let (row, database, cacheFolder, logger) = (self.row, self.database, self.cacheFolder, self.logger)
+            // Any failure (the database away, a damaged image) leaves the read to the board.
+            let task = Task<ShallowBoard?, Never> {
+                guard let start = try? await Self.fromShallow(row, database, cacheFolder, logger) else { return nil }
+                return ShallowBoard(name: row.name, start: start, database: database)
+            }
+            reopening = task
+            return task
+        }
+        let made = await task.value
+        reopening.withLock { if $0 == task { $0 = nil } }
+        guard let made else { return nil }
+        // Kept only while no board is made: the board made drops it (`startMaking`).
+        return current.withLock { current -> ShallowBoard? in
+            guard current.board == nil, !current.closed else { return nil }
+            return shallow.withLock { shallow in
+                if shallow == nil { shallow = made }
+                return shallow
+            }
         }
     }
 

@@ -7,7 +7,7 @@ import MagnetsStore
 /// board's shared checkpoint (which the first process stores as it meets the board) by a shallow
 /// start — with the time until the whole cache is ready, which a request needing the log waits
 /// for — and by today's path (the checkpoint's whole image, its shallow one set aside), in one
-/// run. The board is `history`'s: 500 magnets, 20 zones, 10 boundaries, then random moves
+/// run; and one process's next answer each time it has let the board go while idle. The board is `history`'s: 500 magnets, 20 zones, 10 boundaries, then random moves
 /// (`BigBoard`).
 enum FirstAnswerBenchmark {
     static func run(sizes: [Int] = [10_000, 100_000]) throws {
@@ -35,6 +35,9 @@ enum FirstAnswerBenchmark {
                 String(format: "    shallow start (%.1f KiB): first answer ", answers.shallowBytes / 1024)
                     + spread(answers.shallow) + "; whole cache ready after " + spread(answers.deepReady))
             print(
+                "    after the board was let go while idle (--board-idle \(Int(idleSeconds)) s): next answer "
+                    + spread(answers.afterIdle))
+            print(
                 String(
                     format: "    today's path, the whole image (%.1f MiB): first answer ",
                     answers.checkpointBytes / 1_048_576)
@@ -59,7 +62,12 @@ enum FirstAnswerBenchmark {
         var deepReady: [Double] = []
         /// The shallow image (bytes).
         var shallowBytes = Double.nan
+        /// One process's next answers, each after it let the board go while idle.
+        var afterIdle: [Double] = []
     }
+
+    /// The idle time of the process that lets the board go between answers.
+    static let idleSeconds = 2.0
 
     /// Times the first answer on `board` of a fresh `serve --postgres` process on a board no
     /// process has met (waiting until it has stored the board's checkpoint), then of three more
@@ -90,12 +98,27 @@ enum FirstAnswerBenchmark {
             _ = try get(served.url + "/boards/\(board)/ops?since=\(clock)")
             deepReady.append(Double(DispatchTime.now().uptimeNanoseconds - begun) / 1e9)
         }
+        // One process answers, lets the board go, and answers again, three times. It lets go
+        // once its whole cache is made and no request came for the idle time (its sweep runs
+        // every second); a let-go board holding no op after the checkpoint stores none.
+        var afterIdle: [Double] = []
+        do {
+            let served = try ServerBenchmark.Served(
+                postgres: cluster.url, extra: ["--board-idle", String(idleSeconds)])
+            defer { served.stop() }
+            _ = try show(served.url, board: board)
+            let wait = Measure.median(deepReady) * 1.5 + idleSeconds + 3
+            for _ in 0..<3 {
+                usleep(UInt32(wait * 1e6))
+                afterIdle.append(try show(served.url, board: board))
+            }
+        }
         _ = try cluster.sql(
             "UPDATE board_checkpoint SET clock = NULL, shallow = NULL, shallow_digest = NULL WHERE board = '\(board)'")
         let fromCheckpoint = try [0, 1, 2].map { _ in try firstAnswer(board: board, start: start) { _ in } }
         return PostgresAnswers(
             fromLog: fromLog, fromCheckpoint: fromCheckpoint, checkpointBytes: bytes, shallow: shallow,
-            deepReady: deepReady, shallowBytes: shallowBytes)
+            deepReady: deepReady, shallowBytes: shallowBytes, afterIdle: afterIdle)
     }
 
     /// Starts a `serve` process (`start`), times its first `GET …/show` of `board` (once it

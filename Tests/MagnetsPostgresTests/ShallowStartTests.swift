@@ -168,4 +168,36 @@ struct ShallowStartTests {
             }
         }
     }
+
+    @Test("a board let go while idle answers its next show from the checkpoint it stored, as its cache would")
+    func shallowAfterIdle() async throws {
+        try await withTaskExecutorPreference(DispatchTaskExecutor.shared) {
+            let cluster = try PostgresCluster()
+            _ = try await PostgresStoreTests().addBoard(cluster)
+            try await checkpoints.withStore(cluster, every: 1_000_000) { store in
+                let board = try #require(try await store.host("fridge"))
+                for k in 0..<4 { _ = try await board.write(PostgresStoreTests.pull("A", x: Double(60 + k * 40))).get() }
+                let before = try await Self.deep(board)
+                #expect(store.shallowAnswers("fridge") == 0, "the board was made by a write")
+                // Let go: its checkpoint (whole and shallow) is stored, and the host forgets it.
+                store.letGoIdle(after: .zero)
+                #expect(try await CheckpointTests.eventually { store.held("fridge") == nil })
+                // Another process writes meanwhile: the shallow answer fast-forwards over it.
+                let other = try await checkpoints.withStore(cluster, every: 1_000_000) { other in
+                    let board = try #require(try await other.host("fridge"))
+                    _ = try await board.write(PostgresStoreTests.pull("B", x: 700)).get()
+                    return try await Self.deep(board)
+                }
+                #expect(other.current.opCount == before.current.opCount + 1)
+                let shallow = try await board.readState()
+                #expect(store.shallowAnswers("fridge") == 1, "answered from the shallow image")
+                #expect(Self.bytes(shallow) == Self.bytes(other))
+                // The board is made behind the answer, and answers the same.
+                #expect(try await CheckpointTests.eventually { store.held("fridge") != nil })
+                #expect(Self.bytes(try await Self.deep(board)) == Self.bytes(other))
+                #expect(Self.bytes(try await board.readState()) == Self.bytes(other))
+                #expect(store.shallowAnswers("fridge") == 1)
+            }
+        }
+    }
 }
