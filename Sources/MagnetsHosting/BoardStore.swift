@@ -72,9 +72,7 @@ package protocol HostedBoard: AnyObject, ExchangeBoard {
 
 extension HostedBoard {
     package func readState() async throws -> BoardStateView {
-        try await read { file in
-            BoardStateView(boardID: file.boardID, replica: file.replica, current: try file.current())
-        }
+        try await read(BoardStateView.init(of:))
     }
 }
 
@@ -89,6 +87,11 @@ package struct BoardStateView: Sendable {
         self.boardID = boardID
         self.replica = replica
         self.current = current
+    }
+
+    /// The state `file` holds now.
+    package init(of file: BoardFile) throws {
+        self.init(boardID: file.boardID, replica: file.replica, current: try file.current())
     }
 
     /// The object of `show --json`, as `BoardFile.showJSON` makes it.

@@ -234,9 +234,7 @@ final class PostgresBoardHost: HostedBoard {
                 return state
             }
         }
-        return try await read { file in
-            BoardStateView(boardID: file.boardID, replica: file.replica, current: try file.current())
-        }
+        return try await read(BoardStateView.init(of:))
     }
 
     /// What answers state-only reads while no board is made: the shallow start the host was

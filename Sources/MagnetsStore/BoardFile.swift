@@ -265,7 +265,7 @@ public final class BoardFile: Sendable {
     /// it can; where it cannot (a full disk), those this opening created are removed when nobody
     /// else uses them and the log holds nothing. Closing a closed file does nothing. What the
     /// file kept in memory between writes (`recentStarts`) goes with it, though the object may
-    /// live on (a server's let-go board stays until its next request).
+    /// live on (a request given up on may still hold a server's board that was let go).
     public func close() throws {
         defer { sideFiles?.removeStrays() }
         recentStarts.withLock { $0 = nil }

@@ -17,9 +17,7 @@ struct ShallowStartTests {
 
     /// The board's state as the whole cache holds it (a `read`, which waits for it).
     static func deep(_ board: any HostedBoard) async throws -> BoardStateView {
-        try await board.read { file in
-            BoardStateView(boardID: file.boardID, replica: file.replica, current: try file.current())
-        }
+        try await board.read(BoardStateView.init(of:))
     }
 
     /// Board `fridge` with `before` pulls, a checkpoint at its log's end (whole and shallow),
