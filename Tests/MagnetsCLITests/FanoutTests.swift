@@ -76,10 +76,9 @@ struct FanoutTests: ScratchSuite {
         let (readerCount, deafStreamCount, deafLiveCount) = (scale[0], scale[1], scale[2])
         let (posts, perPost) = (scale[3], scale[4])
         // The small run lowers the backlog to 4 MiB so that its deaf readers pass it (each is
-        // sent about 16 MB); the big one keeps 16 MiB (its deaf readers are closed when their
-        // writes stall for 3 s). At 2 MiB, a clean-clone CI run once saw nine of the ten
-        // reading readers, in this debug test process beside the other suites, fall that far
-        // behind at once and rightly be closed.
+        // sent about 16 MB) while its reading readers, in this debug test process beside the
+        // other suites, have room to fall behind for a moment; the big one keeps 16 MiB (its
+        // deaf readers are closed when their writes stall for 3 s).
         let backlog =
             ProcessInfo.processInfo.environment["MAGNETS_FANOUT"] == nil
             ? ["MAGNETS_READER_BACKLOG": "\(4 << 20)"] : [:]
