@@ -51,16 +51,16 @@ struct ConflictTests {
             bob: .move(magnet: Self.m, target: .point(pt(700, 500))))
         #expect(conflicts.count == 1)
         var finder = Conflict.Finder()
-        var found: [Conflict] = []
+        var found = Conflict.Tally()
         for (i, outcome) in merged.outcomes.enumerated() { finder.add(i, of: merged.ops, outcome, into: &found) }
-        #expect(found == conflicts)
+        #expect(found.listed == conflicts)
         // From the later op of the pair on, its earlier op is not seen: nothing is found.
         let bob = try #require(merged.ops.firstIndex { $0.id.replica == "bob" })
         var late = Conflict.Finder()
-        var none: [Conflict] = []
+        var none = Conflict.Tally()
         let stretch = Array(merged.ops[bob...])
         for (i, outcome) in merged.outcomes[bob...].enumerated() { late.add(i, of: stretch, outcome, into: &none) }
-        #expect(none.isEmpty)
+        #expect(none.count == 0)
         // Bob moves it again: his second move has seen his first, so it is no conflict.
         let later = Replayed(
             merged.ops + [

@@ -70,9 +70,31 @@ extension Conflict {
     /// - Complexity: O(n) in the number of ops.
     public static func find(in ops: [Operation], outcomes: [Outcome]) -> [Conflict] {
         var finder = Finder()
-        var found: [Conflict] = []
+        var found = Tally()
         for (i, outcome) in outcomes.enumerated() { finder.add(i, of: ops, outcome, into: &found) }
-        return found
+        return found.listed
+    }
+
+    /// The conflicts a finder found: how many, and the first `limit` of them. A sync of many ops
+    /// can settle hundreds of thousands and lists a thousand: past its limit a tally only
+    /// counts, and the finder makes no `Conflict` for it.
+    public struct Tally: Sendable, Equatable {
+        public private(set) var count = 0
+        public private(set) var listed: [Conflict] = []
+        public let limit: Int
+
+        public init(limit: Int = .max) {
+            self.limit = limit
+        }
+
+        /// `true` while a conflict found would be listed.
+        var listsMore: Bool { listed.count < limit }
+
+        /// Counts a conflict, and lists it (made by `conflict`) while fewer than `limit` are.
+        mutating func add(_ conflict: () -> Conflict) {
+            count += 1
+            if listsMore { listed.append(conflict()) }
+        }
     }
 
     /// Finds conflicts as the ops of a list in replay order are replayed, one after the other
@@ -97,36 +119,41 @@ extension Conflict {
         private var removedBoundary: [String: Int] = [:]
         /// Which pairs (earlier, later: positions in the list) to consider; nil for all.
         private let pairs: (@Sendable (Int, Int) -> Bool)?
+        /// Every pair `pairs` accepts is concurrent: their clocks need not be compared.
+        private let pairsAreConcurrent: Bool
 
         /// A finder of every conflict, or with `pairs` of those between the pairs of positions it
         /// accepts (the others are not looked at: a sync asks only for pairs of an op each side
-        /// lacked).
-        public init(pairs: (@Sendable (Int, Int) -> Bool)? = nil) {
+        /// lacked). `pairsAreConcurrent`: every pair `pairs` accepts is known to be concurrent, as
+        /// a sync's are (an op one side lacked was made without one the other lacked: each side
+        /// holds every op its ops have seen).
+        public init(pairs: (@Sendable (Int, Int) -> Bool)? = nil, pairsAreConcurrent: Bool = false) {
             self.pairs = pairs
+            self.pairsAreConcurrent = pairs != nil && pairsAreConcurrent
         }
 
-        /// Appends to `found` each conflict in which `ops[current]` — the next op replayed, every
-        /// op before it having been added — is the later.
-        public mutating func add(_ current: Int, of ops: [Operation], _ outcome: Outcome, into found: inout [Conflict])
-        {
+        /// Adds to `found` each conflict in which `ops[current]` — the next op replayed, every op
+        /// before it having been added — is the later.
+        public mutating func add(_ current: Int, of ops: [Operation], _ outcome: Outcome, into found: inout Tally) {
             ops.withUnsafeBufferPointer { add(current, of: $0, outcome, into: &found) }
         }
 
         /// `add`, reading the ops in place: a sync replays every op of its window through here, and
         /// a copy of an op (its clock, its payload) costs more than what the finder reads of it.
         private mutating func add(
-            _ current: Int, of ops: UnsafeBufferPointer<Operation>, _ outcome: Outcome, into found: inout [Conflict]
+            _ current: Int, of ops: UnsafeBufferPointer<Operation>, _ outcome: Outcome, into found: inout Tally
         ) {
             let rejected = outcome.rejection
-            let pairs = self.pairs
+            let (pairs, pairsAreConcurrent) = (self.pairs, self.pairsAreConcurrent)
             func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Payload.Kind) -> Settlement) {
                 guard let earlierIndex, pairs?(earlierIndex, current) ?? true,
-                    ops[earlierIndex].isConcurrent(with: ops[current])
+                    pairsAreConcurrent || ops[earlierIndex].isConcurrent(with: ops[current])
                 else { return }
-                found.append(
+                found.add {
                     Conflict(
                         earlier: ops[earlierIndex].id, later: ops[current].id, on: subject,
-                        settlement: settlement(ops[earlierIndex].kind)))
+                        settlement: settlement(ops[earlierIndex].kind))
+                }
             }
 
             // A zone or boundary added or removed by name: refused for its name (taken, or gone),

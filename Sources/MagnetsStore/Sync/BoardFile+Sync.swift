@@ -186,7 +186,7 @@ struct WindowReplay: Sendable {
     /// Finds conflicts when both sides lacked ops (a window of one side has none).
     private var finder: Conflict.Finder?
     /// How many conflicts were found, and the first of them (`SyncReport.listedConflicts`).
-    private(set) var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+    private(set) var conflicts = Conflict.Tally(limit: SyncReport.listedConflicts)
     /// The window's ops replayed so far.
     private(set) var done = 0
 
@@ -199,7 +199,9 @@ struct WindowReplay: Sendable {
         let sides = window.sides
         finder =
             sides.contains(.a) && sides.contains(.b)
-            ? Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] } : nil
+            ? Conflict.Finder(
+                pairs: { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] },
+                pairsAreConcurrent: true) : nil
     }
 
     /// Replays the window's ops from where the last stretch stopped up to position `end`.
@@ -207,17 +209,9 @@ struct WindowReplay: Sendable {
         let ops = window.ops[done..<end]
         var finder = self.finder
         var conflicts = self.conflicts
-        var found: [Conflict] = []
         let all = window.ops
         let replay = Integration.replay(ops, from: start, interval: interval, labels: labels) { i, outcome in
-            guard finder != nil else { return }
-            finder!.add(i, of: all, outcome, into: &found)
-            guard !found.isEmpty else { return }
-            conflicts.count += found.count
-            if conflicts.listed.count < SyncReport.listedConflicts {
-                conflicts.listed += found.prefix(SyncReport.listedConflicts - conflicts.listed.count)
-            }
-            found.removeAll(keepingCapacity: true)
+            finder?.add(i, of: all, outcome, into: &conflicts)
         }
         (self.finder, self.conflicts) = (finder, conflicts)
         done = end

@@ -22,7 +22,7 @@ public struct FileExchange: Sendable {
     private var intoFile: [MagnetsCore.Operation] = []
     /// The Lamport number of the latest probe the peer sent (bounds the shared part of a replay).
     private var probesBound = 0
-    private var conflicts: (count: Int, listed: [Conflict]) = (0, [])
+    private var conflicts = Conflict.Tally(limit: SyncReport.listedConflicts)
     /// How many ops the file takes (known once `prepare` has begun).
     private var received = 0
 
