@@ -71,6 +71,34 @@ struct ConflictTests {
         #expect(Conflict.find(in: later.ops, outcomes: later.outcomes) == conflicts)
     }
 
+    @Test("a tally past its limit counts each conflict and lists only the first")
+    func tallyLimit() throws {
+        let (merged, conflicts) = Self.merge(
+            alice: .move(magnet: Self.m, target: .point(pt(200, 200))),
+            bob: .move(magnet: Self.m, target: .point(pt(700, 500))))
+        // Each side moves it once more, still without the other's: each move conflicts with the
+        // one before it in the replay order.
+        let more = Replayed(
+            merged.ops + [
+                Operation(
+                    id: OpID(replica: "alice", seq: 7), lamport: 7, context: VectorClock(), author: "alice", time: 0,
+                    payload: .move(magnet: Self.m, target: .point(pt(300, 300)))),
+                Operation(
+                    id: OpID(replica: "bob", seq: 2), lamport: 7, context: VectorClock(["alice": 5]), author: "bob",
+                    time: 0,
+                    payload: .move(magnet: Self.m, target: .point(pt(600, 400)))),
+            ])
+        let all = Conflict.find(in: more.ops, outcomes: more.outcomes)
+        #expect(all.count == 3 && conflicts.count == 1)
+        for limit in [0, 1] {
+            var finder = Conflict.Finder()
+            var tally = Conflict.Tally(limit: limit)
+            for (i, outcome) in more.outcomes.enumerated() { finder.add(i, of: more.ops, outcome, into: &tally) }
+            #expect(tally.count == all.count)
+            #expect(tally.listed == Array(all.prefix(limit)))
+        }
+    }
+
     @Test("a move and a return: the later return wins; a later move of a returned magnet is rejected")
     func returns() throws {
         let (t1, c1) = Self.merge(alice: .returnMagnet(Self.m), bob: .move(magnet: Self.m, target: .point(pt(5, 5))))

@@ -119,17 +119,12 @@ extension Conflict {
         private var removedBoundary: [String: Int] = [:]
         /// Which pairs (earlier, later: positions in the list) to consider; nil for all.
         private let pairs: (@Sendable (Int, Int) -> Bool)?
-        /// Every pair `pairs` accepts is concurrent: their clocks need not be compared.
-        private let pairsAreConcurrent: Bool
 
         /// A finder of every conflict, or with `pairs` of those between the pairs of positions it
         /// accepts (the others are not looked at: a sync asks only for pairs of an op each side
-        /// lacked). `pairsAreConcurrent`: every pair `pairs` accepts is known to be concurrent, as
-        /// a sync's are (an op one side lacked was made without one the other lacked: each side
-        /// holds every op its ops have seen).
-        public init(pairs: (@Sendable (Int, Int) -> Bool)? = nil, pairsAreConcurrent: Bool = false) {
+        /// lacked).
+        public init(pairs: (@Sendable (Int, Int) -> Bool)? = nil) {
             self.pairs = pairs
-            self.pairsAreConcurrent = pairs != nil && pairsAreConcurrent
         }
 
         /// Adds to `found` each conflict in which `ops[current]` — the next op replayed, every op
@@ -144,10 +139,10 @@ extension Conflict {
             _ current: Int, of ops: UnsafeBufferPointer<Operation>, _ outcome: Outcome, into found: inout Tally
         ) {
             let rejected = outcome.rejection
-            let (pairs, pairsAreConcurrent) = (self.pairs, self.pairsAreConcurrent)
+            let pairs = self.pairs
             func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Payload.Kind) -> Settlement) {
                 guard let earlierIndex, pairs?(earlierIndex, current) ?? true,
-                    pairsAreConcurrent || ops[earlierIndex].isConcurrent(with: ops[current])
+                    ops[earlierIndex].isConcurrent(with: ops[current])
                 else { return }
                 found.add {
                     Conflict(

@@ -199,9 +199,7 @@ struct WindowReplay: Sendable {
         let sides = window.sides
         finder =
             sides.contains(.a) && sides.contains(.b)
-            ? Conflict.Finder(
-                pairs: { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] },
-                pairsAreConcurrent: true) : nil
+            ? Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] } : nil
     }
 
     /// Replays the window's ops from where the last stretch stopped up to position `end`.
