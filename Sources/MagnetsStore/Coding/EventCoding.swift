@@ -131,7 +131,7 @@ enum EventCoding {
         /// An undo's target op.
         var targetOp: OpID?
 
-        init(_ op: Operation) {
+        init(_ op: borrowing Operation) {
             switch op.payload {
             case .pull: own = MagnetID(pulledBy: op.id)
             case .undo(let target, _, .magnet(let m)): (own, targetOp) = (m, target)
