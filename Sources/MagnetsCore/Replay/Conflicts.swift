@@ -78,7 +78,7 @@ extension Conflict {
     /// The conflicts a finder found: how many, and the first `limit` of them. A sync of many ops
     /// can settle hundreds of thousands and lists a thousand: past its limit a tally only
     /// counts, and the finder makes no `Conflict` for it.
-    public struct Tally: Sendable, Equatable {
+    public struct Tally: Sendable {
         public private(set) var count = 0
         public private(set) var listed: [Conflict] = []
         public let limit: Int
@@ -87,13 +87,10 @@ extension Conflict {
             self.limit = limit
         }
 
-        /// `true` while a conflict found would be listed.
-        var listsMore: Bool { listed.count < limit }
-
         /// Counts a conflict, and lists it (made by `conflict`) while fewer than `limit` are.
         mutating func add(_ conflict: () -> Conflict) {
             count += 1
-            if listsMore { listed.append(conflict()) }
+            if listed.count < limit { listed.append(conflict()) }
         }
     }
 
