@@ -65,7 +65,8 @@ enum Integration {
         if replaysHeld, given == nil, fresh.count >= Self.windowAtLeast,
             currentCount - start.position <= Self.windowHeldAtMost * fresh.count
         {
-            let board = try writeWindow(fresh, from: start, interval: interval, db, index: &index)
+            let board = try writeWindow(
+                fresh, from: start, replacing: currentBoard, interval: interval, db, index: &index)
             // The starts kept lay before the window; the next write finds a stored checkpoint nearer.
             recent = recent.map { _ in RecentStarts() }
             recent?.current = (board, currentCount + fresh.count)
@@ -114,7 +115,8 @@ enum Integration {
     /// window is replayed in stretches on a thread of its own while this one inserts the new ops,
     /// then writes what each stretch derived. The same rows as `write`'s one pass; memory O(window).
     private static func writeWindow(
-        _ fresh: [Operation], from start: Start, interval: Int, _ db: Database, index: inout LogIndex
+        _ fresh: [Operation], from start: Start, replacing current: Board, interval: Int, _ db: Database,
+        index: inout LogIndex
     ) throws -> Board {
         var held: [Operation] = []
         try OpLog.forEach(after: start.after, withOutcomes: false, db, index: index) { op, _ in
@@ -130,9 +132,9 @@ enum Integration {
                 try insert(window.ops, at: window.positions(lackedBy: .a), db, index: &index)
                 try index.save(db)
             },
-            write: { stretch in try write(stretch, last: false, interval: interval, db, index: &index) },
+            write: { stretch in try write(stretch, current: nil, interval: interval, db, index: &index) },
             finish: { last in
-                try write(last, last: true, interval: interval, db, index: &index)
+                try write(last, current: current, interval: interval, db, index: &index)
                 board = last.board
             })
         return board
@@ -201,9 +203,11 @@ enum Integration {
     /// Writes a replay's derived state into a file whose log holds its ops (the new ones inserted),
     /// with the replay's checkpoint interval. A file that numbered names as the replay's did takes
     /// its encoded outcomes as they are; another reads them and encodes them with its own numbers.
-    /// The board is written only when `last` (no stretch of the replay order follows this one).
-    static func write(_ replay: Replay, last: Bool, interval: Int, _ db: Database, index: inout LogIndex) throws {
-        let current = last ? try BoardState.loadState(db, index: index).board : nil
+    /// The board is written, as a diff from the file's `current` board, only when that is given:
+    /// for the last stretch of the replay order (none follows it).
+    static func write(
+        _ replay: Replay, current: Board?, interval: Int, _ db: Database, index: inout LogIndex
+    ) throws {
         var writer = try DerivedWriter(from: replay.start, interval: interval, db, index: index)
         let sameLabels = index.labels.names == replay.startLabels
         var position = replay.start.position

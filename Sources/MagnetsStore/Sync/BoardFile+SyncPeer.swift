@@ -81,7 +81,8 @@ struct FileSession: SyncSession {
     func apply(_ replay: Replay, last: Bool) throws {
         try file.inSession { db in
             var index = try LogIndex.load(db)
-            try Integration.write(replay, last: last, interval: file.checkpointInterval, db, index: &index)
+            let current = last ? try BoardState.loadState(db, index: index).board : nil
+            try Integration.write(replay, current: current, interval: file.checkpointInterval, db, index: &index)
         }
     }
 
