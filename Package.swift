@@ -145,8 +145,12 @@ let package = Package(
             ],
             // Release builds on Linux carry the Swift runtime and Foundation inside the binary
             // (what `swift build --static-swift-stdlib` does, here for every release build): no
-            // dynamic linking at each start, direct calls into the runtime. README, "Benchmarks".
-            linkerSettings: [.unsafeFlags(staticSwiftRuntime, .when(platforms: [.linux], configuration: .release))]
+            // dynamic linking at each start, direct calls into the runtime. They are linked by the
+            // toolchain's lld rather than gold, whose binary starts faster. README, "Benchmarks";
+            // PERFORMANCE.md, "Start-up".
+            linkerSettings: [
+                .unsafeFlags(["-use-ld=lld"] + staticSwiftRuntime, .when(platforms: [.linux], configuration: .release))
+            ]
         ),
 
         // Benchmarks that print their figures (release mode).
