@@ -116,12 +116,25 @@ extension Conflict {
         private var removedBoundary: [String: Int] = [:]
         /// Which pairs (earlier, later: positions in the list) to consider; nil for all.
         private let pairs: (@Sendable (Int, Int) -> Bool)?
+        /// Whether every pair `pairs` accepts is known to be concurrent (then the clocks are not
+        /// compared).
+        private let pairsAreConcurrent: Bool
 
         /// A finder of every conflict, or with `pairs` of those between the pairs of positions it
         /// accepts (the others are not looked at: a sync asks only for pairs of an op each side
         /// lacked).
         public init(pairs: (@Sendable (Int, Int) -> Bool)? = nil) {
             self.pairs = pairs
+            pairsAreConcurrent = false
+        }
+
+        /// A finder of the conflicts between the pairs of positions `concurrentPairs` accepts,
+        /// each of which the caller knows to be concurrent. A sync knows it of an op one side
+        /// lacked and an op the other lacked: had one happened before the other, the side holding
+        /// the later would hold the earlier too (a log is causally complete).
+        public init(concurrentPairs: @escaping @Sendable (Int, Int) -> Bool) {
+            pairs = concurrentPairs
+            pairsAreConcurrent = true
         }
 
         /// Adds to `found` each conflict in which `ops[current]` — the next op replayed, every op
@@ -136,10 +149,10 @@ extension Conflict {
             _ current: Int, of ops: UnsafeBufferPointer<Operation>, _ outcome: Outcome, into found: inout Tally
         ) {
             let rejected = outcome.rejection
-            let pairs = self.pairs
+            let (pairs, pairsAreConcurrent) = (self.pairs, self.pairsAreConcurrent)
             func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Payload.Kind) -> Settlement) {
                 guard let earlierIndex, pairs?(earlierIndex, current) ?? true,
-                    ops[earlierIndex].isConcurrent(with: ops[current])
+                    pairsAreConcurrent || ops[earlierIndex].isConcurrent(with: ops[current])
                 else { return }
                 found.add {
                     Conflict(

@@ -199,7 +199,9 @@ struct WindowReplay: Sendable {
         let sides = window.sides
         finder =
             sides.contains(.a) && sides.contains(.b)
-            ? Conflict.Finder { sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1] } : nil
+            ? Conflict.Finder(concurrentPairs: {
+                sides[$0] != .neither && sides[$1] != .neither && sides[$0] != sides[$1]
+            }) : nil
     }
 
     /// Replays the window's ops from where the last stretch stopped up to position `end`.
