@@ -114,27 +114,22 @@ extension Conflict {
         private var removedZone: [String: Int] = [:]
         private var namedBoundary: [String: Int] = [:]
         private var removedBoundary: [String: Int] = [:]
-        /// Which pairs (earlier, later: positions in the list) to consider; nil for all.
-        private let pairs: (@Sendable (Int, Int) -> Bool)?
-        /// Whether every pair `pairs` accepts is known to be concurrent (then the clocks are not
-        /// compared).
-        private let pairsAreConcurrent: Bool
+        /// Which pairs (earlier, later: positions in the list) to consider, each known to be
+        /// concurrent; nil for all pairs, whose clocks are compared.
+        private let concurrentPairs: (@Sendable (Int, Int) -> Bool)?
 
-        /// A finder of every conflict, or with `pairs` of those between the pairs of positions it
-        /// accepts (the others are not looked at: a sync asks only for pairs of an op each side
-        /// lacked).
-        public init(pairs: (@Sendable (Int, Int) -> Bool)? = nil) {
-            self.pairs = pairs
-            pairsAreConcurrent = false
+        /// A finder of every conflict.
+        public init() {
+            concurrentPairs = nil
         }
 
-        /// A finder of the conflicts between the pairs of positions `concurrentPairs` accepts,
-        /// each of which the caller knows to be concurrent. A sync knows it of an op one side
-        /// lacked and an op the other lacked: had one happened before the other, the side holding
-        /// the later would hold the earlier too (a log is causally complete).
+        /// A finder of the conflicts between the pairs of positions `concurrentPairs` accepts
+        /// (the others are not looked at), each of which the caller knows to be concurrent. A
+        /// sync asks only for pairs of an op one side lacked and an op the other lacked, and knows
+        /// them concurrent: had one happened before the other, the side holding the later would
+        /// hold the earlier too (a log is causally complete).
         public init(concurrentPairs: @escaping @Sendable (Int, Int) -> Bool) {
-            pairs = concurrentPairs
-            pairsAreConcurrent = true
+            self.concurrentPairs = concurrentPairs
         }
 
         /// Adds to `found` each conflict in which `ops[current]` — the next op replayed, every op
@@ -149,11 +144,14 @@ extension Conflict {
             _ current: Int, of ops: UnsafeBufferPointer<Operation>, _ outcome: Outcome, into found: inout Tally
         ) {
             let rejected = outcome.rejection
-            let (pairs, pairsAreConcurrent) = (self.pairs, self.pairsAreConcurrent)
+            let concurrentPairs = self.concurrentPairs
             func check(_ earlierIndex: Int?, _ subject: Subject, _ settlement: (Payload.Kind) -> Settlement) {
-                guard let earlierIndex, pairs?(earlierIndex, current) ?? true,
-                    pairsAreConcurrent || ops[earlierIndex].isConcurrent(with: ops[current])
-                else { return }
+                guard let earlierIndex else { return }
+                if let concurrentPairs {
+                    guard concurrentPairs(earlierIndex, current) else { return }
+                } else {
+                    guard ops[earlierIndex].isConcurrent(with: ops[current]) else { return }
+                }
                 found.add {
                     Conflict(
                         earlier: ops[earlierIndex].id, later: ops[current].id, on: subject,
