@@ -93,8 +93,20 @@ public enum HistoryFormat: String, Sendable, CaseIterable {
     }
 
     /// A field quoted as RFC 4180 asks when it holds a comma, quote or line break.
+    /// Read by byte, so a `\r\n` (one `Character`) is seen as the line break it is.
     public static func csvField(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let quote = UInt8(ascii: "\"")
+        let special = { (byte: UInt8) in
+            byte == UInt8(ascii: ",") || byte == quote || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+        }
+        guard field.utf8.contains(where: special) else { return field }
+        var quoted = [quote]
+        quoted.reserveCapacity(field.utf8.count + 8)
+        for byte in field.utf8 {
+            quoted.append(byte)
+            if byte == quote { quoted.append(quote) }  // a quote inside is written twice
+        }
+        quoted.append(quote)
+        return String(decoding: quoted, as: UTF8.self)
     }
 }

@@ -77,8 +77,10 @@ extension Magnets {
         }
 
         static func tableRow(_ entry: BoardFile.HistoryEntry, width: Int, color: Bool) -> String {
-            let time = String(Timestamp.iso8601(milliseconds: entry.op.time).prefix(19)).replacingOccurrences(
-                of: "T", with: " ")
+            // `2026-11-22 21:04:05`: the ISO text to the second, its `T` a space (byte by byte:
+            // the text is ASCII, and Foundation's replacing bridges each string it is given).
+            let iso = Timestamp.iso8601(milliseconds: entry.op.time).utf8.prefix(19)
+            let time = String(decoding: iso.map { $0 == UInt8(ascii: "T") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
             let cells = [
                 String(entry.position), entry.op.id.description, String(entry.op.lamport), entry.op.author, time,
                 entry.op.kind.rawValue,
