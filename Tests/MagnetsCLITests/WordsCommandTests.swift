@@ -68,6 +68,9 @@ struct WordsCommandTests: ScratchSuite {
         let list = try #require(words("--dict", "words.txt", "-b", "a.magnets"))
         #expect(list.map { $0["word"] as? String } == ["HELLO", "HI"])
         #expect(list.map { $0["known"] as? Bool } == [true, false])
+        // Unicode spaces around a word are trimmed too (no-break spaces, an ideographic space).
+        try "\u{00A0}Hi\u{3000}\t\n".write(toFile: dir + "/spaced.txt", atomically: true, encoding: .utf8)
+        #expect(words("--dict", "spaced.txt", "-b", "a.magnets")?.map { $0["known"] as? Bool } == [false, true])
         let text = magnets("words", "--dict", "words.txt", "-b", "a.magnets").stdout
         #expect(text.contains("HELLO  at 100,100") && text.split(separator: "\n").first?.hasSuffix("  known") == true)
         #expect(text.split(separator: "\n").last?.hasSuffix("  not in words.txt") == true)

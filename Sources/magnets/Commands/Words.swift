@@ -60,9 +60,25 @@ extension Magnets {
 struct WordList {
     private var words: Set<String>
 
-    /// The key a word is compared by: NFC, lowercased.
+    /// The key a word is compared by: NFC, lowercased. ASCII text is its own NFC and is lowercased
+    /// byte by byte: a list of many words must not cost Foundation's bridging for each.
     static func key(_ text: some StringProtocol) -> String {
-        String(text).precomposedStringWithCanonicalMapping.lowercased()
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return String(text).precomposedStringWithCanonicalMapping.lowercased()
+        }
+        let lowered = text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
+        return String(decoding: lowered, as: UTF8.self)
+    }
+
+    /// `line` without the whitespace around it (Foundation's `.whitespaces`: Unicode's spaces and
+    /// the tab). Of those, ASCII has the space and the tab, so an ASCII line is trimmed by byte.
+    static func trimmed(_ line: Substring) -> Substring {
+        guard line.utf8.allSatisfy({ $0 < 0x80 }) else { return Substring(line.trimmingCharacters(in: .whitespaces)) }
+        let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = line.utf8.firstIndex(where: { !blank($0) }),
+            let last = line.utf8.lastIndex(where: { !blank($0) })
+        else { return "" }
+        return line[first...last]
     }
 
     /// Reads `path`: blank lines and the spaces around a word are ignored.
@@ -80,7 +96,7 @@ struct WordList {
         }
         var words = Set<String>()
         for line in text.split(whereSeparator: \.isNewline) {
-            let word = line.trimmingCharacters(in: .whitespaces)
+            let word = trimmed(line)
             if !word.isEmpty { words.insert(key(word)) }
         }
         return WordList(words: words)
