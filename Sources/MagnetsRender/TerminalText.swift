@@ -16,6 +16,12 @@ enum TerminalText {
     ///   two columns;
     /// - a grapheme that starts with a combining mark is shown on a dotted circle `◌`.
     static func glyph(_ character: Character) -> TerminalGlyph {
+        // A lone ASCII byte, most of what a listing prints, is the rules below in short: a
+        // control character is `?`, anything else itself in one column. (`\r\n` is two bytes.)
+        if character.utf8.count == 1, let byte = character.utf8.first {
+            let control = byte < 0x20 || byte == 0x7F
+            return TerminalGlyph(text: control ? "?" : String(character), width: 1)
+        }
         let scalars = Array(character.unicodeScalars)
         if scalars.contains(where: isControl) { return TerminalGlyph(text: "?", width: 1) }
         let textStyle = scalars.contains("\u{FE0E}")

@@ -170,7 +170,8 @@ struct TerminalPictureTests {
         "measures display width by grapheme",
         arguments: [
             ("A", 1), ("é", 1), ("e\u{301}", 1), ("Ω", 1), ("漢", 2), ("🧲", 2), ("👩‍👩‍👧", 2), ("🇫🇷", 2),
-            ("❤️", 2), ("\u{200F}", 0), ("\u{1B}", 1), ("slot 1/2", 8), ("a🧲b", 4),
+            ("❤️", 2), ("\u{200F}", 0), ("\u{1B}", 1), ("\u{7F}", 1), ("\r\n", 1), ("~", 1), ("slot 1/2", 8),
+            ("a🧲b", 4),
         ])
     func widths(text: String, width: Int) {
         #expect(TerminalPicture.displayWidth(text) == width)
