@@ -64,6 +64,8 @@ struct FileSession: SyncSession {
     }
 
     func take(_ fresh: [Operation]) throws {
+        // No ops, nothing derived: a sync or import with nothing new reads no board either.
+        guard !fresh.isEmpty else { return }
         try file.inSession { db in
             var index = try LogIndex.load(db)
             try Integration.write(fresh, interval: file.checkpointInterval, db, index: &index)
