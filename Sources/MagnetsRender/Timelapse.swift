@@ -51,6 +51,17 @@ public enum Timelapse {
         }
     }
 
+    /// The most frames a page holds. Each frame carries the board's whole picture, so a page of
+    /// every op of a long history would take gigabytes to build and no browser could open it;
+    /// the page of a longer replay shows its last ops.
+    public static let maximumFrames = 200
+
+    /// Which ops (their 1-based places in the replay order) the page of a replay of `ops` ops
+    /// shows: the last `maximumFrames` (nil for none).
+    public static func shownOps(of ops: Int) -> ClosedRange<Int>? {
+        ops > 0 ? max(1, ops - maximumFrames + 1)...ops : nil
+    }
+
     /// The HTML page for `frames` in order, titled `title`.
     ///
     /// - Complexity: O(total size of the frames' SVG pictures).

@@ -5,6 +5,16 @@ import Testing
 
 @Suite("Timelapse page")
 struct TimelapseTests {
+    @Test("a page shows at most the last maximumFrames ops of a replay")
+    func shownOps() {
+        let most = Timelapse.maximumFrames
+        #expect(Timelapse.shownOps(of: 0) == nil)
+        #expect(Timelapse.shownOps(of: 1) == 1...1)
+        #expect(Timelapse.shownOps(of: most) == 1...most)
+        #expect(Timelapse.shownOps(of: most + 1) == 2...(most + 1))
+        #expect(Timelapse.shownOps(of: 50_533) == (50_534 - most)...50_533)
+    }
+
     /// The board after each op of a short session, with a caption per op.
     func frames(lastCaption: String? = nil) -> [Timelapse.Frame] {
         var b = BoardBuilder(name: "fridge")

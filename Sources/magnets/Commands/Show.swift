@@ -71,23 +71,34 @@ extension Magnets {
                 if try Output.writePicture(SVGPicture.render(board), to: svg, as: .svg) { print("wrote \(svg)") }
                 return
             }
-            // Frames: each op applied in replay order through the one apply road.
+            // Frames: each op applied in replay order through the one apply road; the ops before
+            // the page's first frame are applied without one (a page holds the last ops).
+            let current = try file.current()
+            let total = min(at ?? current.opCount, current.opCount)
+            let shown = Timelapse.shownOps(of: total)
             var board = Board()
             var frames: [Timelapse.Frame] = []
             try file.history { entry in
-                if let at, entry.position > at { return }
+                guard let shown, entry.position <= shown.upperBound else { return }
+                guard entry.position >= shown.lowerBound else {
+                    _ = board.apply(entry.op)
+                    return
+                }
                 let before = board
                 let outcome = board.apply(entry.op)
                 frames.append(
                     Timelapse.Frame(
                         op: entry.op, outcome: outcome, before: before, after: board, caption: History.caption(entry)))
             }
+            let cut = frames.count < total
+            let ops = cut ? "the last \(frames.count) of \(total) ops" : Output.count(frames.count, "op")
             if try Output.writePicture(
-                Timelapse.render(
-                    title: "\(file.current().board.name) — \(Output.count(frames.count, "op"))", frames: frames),
-                to: timelapse!, as: .html)
+                Timelapse.render(title: "\(current.board.name) — \(ops)", frames: frames), to: timelapse!, as: .html)
             {
-                print("wrote \(timelapse!) (\(Output.count(frames.count, "frame")))")
+                let note =
+                    cut
+                    ? ", the last \(frames.count) of \(total) ops: a page holds at most \(Timelapse.maximumFrames)" : ""
+                print("wrote \(timelapse!) (\(Output.count(frames.count, "frame"))\(note))")
             }
         }
     }
