@@ -32,14 +32,52 @@ public struct LiveClient: Sendable {
         try await connect { channel in try await exchange(file, channel, dryRun: dryRun) }
     }
 
+    /// `sync(_:dryRun:)` of the file that `open` opens, opened and locked for the exchange
+    /// while the connection is made: the sync waits for the longer of the two, not for both.
+    /// When the file cannot be opened, that is the error thrown, whatever became of the
+    /// connection (which is then given up), as if the file had been opened first.
+    public func sync(
+        opening open: @escaping @Sendable () throws -> BoardFile, dryRun: Bool = false
+    ) async throws -> SyncReport {
+        let peerName = board.address
+        let opening = Task {
+            try await Blocking.run { try FileExchange(open(), peerName: peerName, dryRun: dryRun) }
+        }
+        let syncing = Task { try await connect { channel in try await exchange(try await opening.value, channel) } }
+        return try await withTaskCancellationHandler {
+            let exchange: FileExchange
+            do {
+                exchange = try await opening.value
+            } catch {
+                syncing.cancel()
+                _ = await syncing.result
+                throw error
+            }
+            do {
+                return try await syncing.value
+            } catch {
+                // Given back when the connection failed before the exchange began (an exchange
+                // that began and failed has rolled it back already).
+                exchange.rollback()
+                throw error
+            }
+        } onCancel: {
+            syncing.cancel()
+        }
+    }
+
     /// One exchange on an open connection, its failures said as a user needs them.
     public func exchange(
         _ file: BoardFile, _ channel: QueuedChannel, dryRun: Bool, receiveOnly: Bool = false
     ) async throws -> SyncReport {
+        try await exchange(
+            try FileExchange(file, peerName: board.address, dryRun: dryRun, receiveOnly: receiveOnly), channel)
+    }
+
+    /// One exchange on an open connection, the file's side begun already.
+    func exchange(_ begun: FileExchange, _ channel: QueuedChannel) async throws -> SyncReport {
         do {
-            return try await ClientExchange.run(
-                file, over: channel, peerName: board.address, dryRun: dryRun, receiveOnly: receiveOnly,
-                timeout: board.timeout)
+            return try await ClientExchange.run(begun, over: channel, timeout: board.timeout)
         } catch let error as ExchangeError {
             throw said(error)
         }

@@ -134,6 +134,12 @@ struct RemoteSyncTests: ScratchSuite {
         #expect(down.status == 1 && down.stderr.contains("cannot reach"), "\(down.stderr)")
         // Told at once, not after the HTTP client's retries (90 s by AsyncHTTPClient's default).
         #expect(Date().timeIntervalSince(asked) < 15, "a server that is down took \(Date().timeIntervalSince(asked)) s")
+        // The file is opened while the connection is made; what is wrong with the file is said first.
+        try Data("not a board\n".utf8).write(to: URL(fileURLWithPath: scratch.file("notes.magnets")))
+        let notBoard = magnets("sync", "notes.magnets", url, "--token", rw)
+        #expect(
+            notBoard.status == 1 && notBoard.stderr.contains("notes.magnets is not a magnets board"),
+            "\(notBoard.stderr)")
         let clone = magnets("clone", url, "eve.magnets", "--replica", "eve", "--token", rw)
         #expect(clone.status == 1 && !FileManager.default.fileExists(atPath: scratch.file("eve.magnets")))
     }

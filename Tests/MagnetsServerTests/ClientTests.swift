@@ -38,7 +38,7 @@ struct ClientTests {
             try await folder.application().test(.live) { client in
                 let port = try #require(client.port)
                 let live = LiveClient(try RemoteClient("http://127.0.0.1:\(port)/boards/fridge", token: folder.token))
-                let report = try await live.sync(file)
+                let report = try await live.sync(opening: { file })
                 #expect(report.intoA == 1)
                 #expect(report.intoB == 1)
                 let again = try await live.sync(file)
@@ -52,6 +52,26 @@ struct ClientTests {
         #expect(mine.clock["ada"] == 1 && mine.clock["server"] == 3)
         #expect(mine.board.magnets.count == 2)
         #expect(mine.board == theirs.board)
+    }
+
+    @Test(
+        "a file opened while the connection is made: its own error comes first, and a failed connection leaves it unlocked"
+    )
+    func openedBesideTheConnection() async throws {
+        let folder = try ServedFolder()
+        defer { folder.remove() }
+        let file = try copy(of: folder)
+        defer { try? file.close() }
+        // Nobody listens on port 1: the connection is refused.
+        let live = LiveClient(try RemoteClient("http://127.0.0.1:1/boards/fridge", token: folder.token))
+        struct Unopenable: Error {}
+        await #expect(throws: Unopenable.self) { try await live.sync(opening: { throw Unopenable() }) }
+        let refused = await #expect(throws: StoreError.self) { try await live.sync(opening: { file }) }
+        #expect(refused?.localizedDescription.contains("cannot reach") == true, "\(String(describing: refused))")
+        // The file's side of the exchange was begun (its write lock taken) before the connection
+        // failed: it is given back, so the file takes a write at once.
+        try file.record(author: "ada") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 100, y: 100))) }
+        #expect(try file.current().opCount == 4)
     }
 
     @Test("a read-only token receives but is refused a sync that would send, and nothing moves either way")

@@ -216,7 +216,18 @@ public enum ClientExchange {
         receiveOnly: Bool = false, timeout: Duration = timeout,
         encodings: [ExchangeMessage.BundleEncoding] = encodings
     ) async throws -> SyncReport {
-        var exchange = try FileExchange(file, peerName: peerName, dryRun: dryRun, receiveOnly: receiveOnly)
+        let exchange = try FileExchange(file, peerName: peerName, dryRun: dryRun, receiveOnly: receiveOnly)
+        return try await run(exchange, over: channel, timeout: timeout, encodings: encodings)
+    }
+
+    /// `run` with the file's side begun already (`FileExchange.init`, which locks the file);
+    /// rolled back on every way out but a commit.
+    public static func run(
+        _ exchange: FileExchange, over channel: some ExchangeChannel, timeout: Duration = timeout,
+        encodings: [ExchangeMessage.BundleEncoding] = encodings
+    ) async throws -> SyncReport {
+        var exchange = exchange
+        let peerName = exchange.peerName
         do {
             var hello = exchange.hello
             hello.encodings = encodings

@@ -120,9 +120,7 @@ extension Magnets {
                 let (address, path) = RemoteClient.isAddress(a) ? (a, b) : (b, a)
                 try requireCopy(path, of: address)
                 let live = LiveClient(try remote.board(address))
-                let file = OpenFiles.keep(try BoardFile.open(path))
-                let dryRun = self.dryRun
-                let done = try await live.sync(file, dryRun: dryRun)
+                let done = try await live.sync(opening: { OpenFiles.keep(try BoardFile.open(path)) }, dryRun: dryRun)
                 // The report names the two in the order given.
                 report = address == a ? done.swapped : done
             } else {
