@@ -140,6 +140,40 @@ struct BundleTests: BoardFileMaking {
         #expect(OpBundle.cloneMaxBytes > 4 * OpBundle.maxBytes)
     }
 
+    @Test("an op twice is told however a bundle orders its replicas' ops, and no other op is taken for one")
+    func twiceInAnyOrder() throws {
+        func op(_ replica: String, _ seq: Int) -> MagnetsCore.Operation {
+            Operation(
+                id: OpID(replica: replica, seq: seq), lamport: seq, context: VectorClock([replica: seq]),
+                author: replica, time: 1_795_000_000_000, payload: .resize(Size(width: 400, height: 300)))
+        }
+        let header = OpBundle.Header(board: "b", clock: VectorClock(["alice": 8, "bob": 8]), count: 0)
+        /// The index of the first op the checks refuse as one seen before, if any.
+        func firstTwice(_ ids: [(String, Int)]) -> Int? {
+            var checks = OpBundle.Checks(header)
+            for (i, (replica, seq)) in ids.enumerated() {
+                do { try checks.check(op(replica, seq)) } catch {
+                    return "\(error)".contains("appears twice") ? i : nil
+                }
+            }
+            return nil
+        }
+        #expect(firstTwice([("alice", 5), ("alice", 2), ("bob", 1), ("alice", 3), ("alice", 6), ("alice", 1)]) == nil)
+        #expect(firstTwice([("alice", 4), ("alice", 7), ("alice", 4)]) == 2)  // among those in seq order
+        #expect(firstTwice([("alice", 5), ("alice", 2), ("alice", 6), ("alice", 2)]) == 3)  // among the others
+        #expect(firstTwice([("alice", 2), ("bob", 1), ("alice", 2)]) == 2)  // across another replica's run
+        // Against a set of every id, over seeded random orders.
+        var random = SeededRandom(seed: 35)
+        for _ in 0..<500 {
+            let ids = (0..<12).map { _ in
+                (Bool.random(using: &random) ? "alice" : "bob", Int.random(in: 1...8, using: &random))
+            }
+            var seen = Set<OpID>()
+            let expected = ids.firstIndex { !seen.insert(OpID(replica: $0.0, seq: $0.1)).inserted }
+            #expect(firstTwice(ids) == expected, "\(ids)")
+        }
+    }
+
     @Test(
         "a bundle read in parts of any size gives the ops, or the refusal, it gives read whole",
         arguments: [

@@ -226,20 +226,56 @@ public enum OpBundle {
 
     /// The checks that span the ops of a bundle, made in line order: no op twice, none outside
     /// the clock the bundle was cut from.
+    ///
+    /// A bundle's ops come in runs of one replica's (in replay order, a replica's ops follow
+    /// each other until another's come between), so the replica's part of the checks is looked
+    /// up once a run, not hashed again for every op.
     struct Checks {
         let header: Header
-        var seen: Set<OpID>
+        /// The seqs seen of each replica met but the current one's.
+        private var seen: [String: Seqs] = [:]
+        /// The replica of the op checked last: its bound in the header's clock and its seqs seen
+        /// (taken out of `seen` meanwhile, so that adding to them copies nothing).
+        private var current: (replica: String, bound: Int, seqs: Seqs)?
 
         init(_ header: Header) {
             self.header = header
-            seen = Set(minimumCapacity: min(header.count, 1 << 20))
         }
 
         mutating func check(_ op: MagnetsCore.Operation) throws {
-            guard seen.insert(op.id).inserted else { throw StoreError.badBundle("op \(op.id) appears twice") }
-            guard op.id.seq <= header.clock[op.id.replica] else {
-                throw StoreError.badBundle("op \(op.id) lies outside the clock the bundle was cut from")
+            let id = op.id
+            if current?.replica != id.replica {
+                if let current { seen[current.replica] = current.seqs }
+                current = (id.replica, header.clock[id.replica], seen.removeValue(forKey: id.replica) ?? Seqs())
             }
+            guard current!.seqs.insert(id.seq) else { throw StoreError.badBundle("op \(id) appears twice") }
+            guard id.seq <= current!.bound else {
+                throw StoreError.badBundle("op \(id) lies outside the clock the bundle was cut from")
+            }
+        }
+    }
+
+    /// The seqs of one replica's ops seen in a bundle. Those larger than every one before them
+    /// (all of them in a bundle as magnets writes it: a replica's ops in seq order) are kept in
+    /// order in an array, the rest in a set; a seq larger than the array's last cannot be in the
+    /// set, whose seqs were each smaller than the array's last when they came.
+    struct Seqs {
+        private var ascending: [Int] = []
+        private var others: Set<Int> = []
+
+        /// Adds `seq`: false when it was seen already.
+        mutating func insert(_ seq: Int) -> Bool {
+            guard let last = ascending.last, seq <= last else {
+                ascending.append(seq)
+                return true
+            }
+            var (low, high) = (0, ascending.count)  // the first index whose seq is ≥ `seq`
+            while low < high {
+                let middle = (low + high) / 2
+                if ascending[middle] < seq { low = middle + 1 } else { high = middle }
+            }
+            if ascending[low] == seq { return false }
+            return others.insert(seq).inserted
         }
     }
 }

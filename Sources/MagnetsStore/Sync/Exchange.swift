@@ -129,6 +129,7 @@ extension ExchangeChannel {
                 guard size <= limit else { throw tooLarge }
                 let counted = reader.counted
                 do { ops += try reader.read(bytes, limit: limit) } catch is CompactBundle.OverLimit { throw tooLarge }
+                if ops.isEmpty, let header = reader.header { ops.reserveCapacity(min(header.count, 1 << 20)) }
                 sinceWaitBegan += reader.counted - counted
                 if sinceWaitBegan >= ExchangeMessage.progressSize {
                     waitBegan = .now
