@@ -129,7 +129,12 @@ extension ExchangeChannel {
                 guard size <= limit else { throw tooLarge }
                 let counted = reader.counted
                 do { ops += try reader.read(bytes, limit: limit) } catch is CompactBundle.OverLimit { throw tooLarge }
-                if ops.isEmpty, let header = reader.header { ops.reserveCapacity(min(header.count, 1 << 20)) }
+                // Room for the ops the header announces, up to what `limit` lets come
+                // (`CompactBundle.weight` counts 100 an op; an op's text line is longer) and
+                // 2^20 at most, whatever limit a server is given.
+                if ops.isEmpty, let header = reader.header {
+                    ops.reserveCapacity(min(header.count, limit / 100, 1 << 20))
+                }
                 sinceWaitBegan += reader.counted - counted
                 if sinceWaitBegan >= ExchangeMessage.progressSize {
                     waitBegan = .now
