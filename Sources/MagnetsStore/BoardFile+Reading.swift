@@ -135,6 +135,34 @@ extension BoardFile {
         }
     }
 
+    /// The entries at `positions` (1-based places in the replay order) that the log holds, and
+    /// the board just before the first of them. That board is replayed from the latest stored
+    /// checkpoint at or before it, not from the empty board, and only the entries in `positions`
+    /// have their events read; the log is read no further than `positions` ends.
+    ///
+    /// - Complexity: O(checkpointInterval) applies, plus O(positions.count) entries read and held.
+    public func history(positions: ClosedRange<Int>) throws -> (before: Board, entries: [HistoryEntry]) {
+        try read { db in
+            let index = try LogIndex.load(db)
+            let start = try Integration.checkpoint(atOrBefore: max(0, positions.lowerBound - 1), db)
+            var board = start.board
+            var position = start.position
+            var entries: [HistoryEntry] = []
+            let labels = index.labels
+            try OpLog.forEach(after: start.after, withOutcomes: true, db, index: index) { op, stored in
+                position += 1
+                guard position >= positions.lowerBound else {
+                    _ = board.apply(op)
+                    return true
+                }
+                let events = try OpRows.events(for: op, stored: stored, labels: labels)
+                entries.append(HistoryEntry(position: position, op: op, events: events))
+                return position < positions.upperBound
+            }
+            return (board, entries)
+        }
+    }
+
     static func touches(_ entry: HistoryEntry, _ magnet: MagnetID) -> Bool {
         if entry.op.payload.magnet == magnet { return true }
         if case .pull = entry.op.payload, MagnetID(pulledBy: entry.op.id) == magnet { return true }

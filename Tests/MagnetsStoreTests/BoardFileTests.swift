@@ -9,6 +9,47 @@ import Testing
 struct BoardFileTests: BoardFileMaking {
     let scratch = TemporaryFolder()
 
+    @Test(
+        "a stretch of the history starts from a checkpoint: the board before it and its entries are those of the whole replay"
+    )
+    func historyStretch() throws {
+        let file = try make(interval: 8)
+        defer { try? file.close() }
+        try file.record(author: "alice") { _ in
+            .zoneAdd(Zone(name: "slot", rect: Rect(x: 400, y: 100, width: 60, height: 60), capacity: 1))
+        }
+        try file.record(author: "alice") { _ in
+            .boundaryAdd(Boundary(name: "wall", segment: Segment(from: Point(x: 600, y: 0), to: Point(x: 600, y: 700))))
+        }
+        try file.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        var magnets: [MagnetID] = []
+        for k in 0..<6 {
+            let pulled = try file.record(author: "alice") { _ in
+                .pull(letter: "A", color: "red", target: .point(Point(x: 100 + Double(k) * 40, y: 300)))
+            }
+            magnets.append(MagnetID(pulledBy: pulled.op.id))
+        }
+        for k in 0..<30 {  // into the zone (captures, the full zone passed over), against the wall, back
+            let target = [Point(x: 430, y: 130), Point(x: 900, y: 300), Point(x: 200, y: 500)][k % 3]
+            try file.record(author: "alice") { _ in .move(magnet: magnets[k % 6], target: .point(target)) }
+        }
+        try file.record(author: "alice") { _ in .returnMagnet(magnets[0]) }
+        var all: [BoardFile.HistoryEntry] = []
+        try file.history { all.append($0) }
+        let total = all.count
+        #expect(total == 41)
+        for range in [1...1, 1...5, 8...8, 9...9, 8...20, 17...total, 30...100] {
+            let stretch = try file.history(positions: range)
+            var board = Board()
+            for entry in all.prefix(range.lowerBound - 1) { _ = board.apply(entry.op) }
+            #expect(stretch.before == board, "\(range)")
+            let expected = all.filter { range.contains($0.position) }
+            #expect(stretch.entries.map(\.position) == expected.map(\.position), "\(range)")
+            #expect(stretch.entries.map(\.op) == expected.map(\.op), "\(range)")
+            #expect(stretch.entries.map(\.events) == expected.map(\.events), "\(range)")
+        }
+    }
+
     @Test("the embedded migrations are exactly the files of Migrations/")
     func embeddedMigrationsMatchFolder() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

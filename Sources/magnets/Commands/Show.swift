@@ -71,24 +71,22 @@ extension Magnets {
                 if try Output.writePicture(SVGPicture.render(board), to: svg, as: .svg) { print("wrote \(svg)") }
                 return
             }
-            // Frames: each op applied in replay order through the one apply road; the ops before
-            // the page's first frame are applied without one (a page holds the last ops).
+            // Frames: each op applied in replay order through the one apply road, from the board
+            // before the page's first op (a page holds the last ops).
             let current = try file.current()
             let total = min(at ?? current.opCount, current.opCount)
-            let shown = Timelapse.shownOps(of: total)
-            var board = Board()
             var frames: [Timelapse.Frame] = []
-            try file.history { entry in
-                guard let shown, entry.position <= shown.upperBound else { return }
-                guard entry.position >= shown.lowerBound else {
-                    _ = board.apply(entry.op)
-                    return
+            if let shown = Timelapse.shownOps(of: total) {
+                let page = try file.history(positions: shown)
+                var board = page.before
+                for entry in page.entries {
+                    let before = board
+                    let outcome = board.apply(entry.op)
+                    frames.append(
+                        Timelapse.Frame(
+                            op: entry.op, outcome: outcome, before: before, after: board,
+                            caption: History.caption(entry)))
                 }
-                let before = board
-                let outcome = board.apply(entry.op)
-                frames.append(
-                    Timelapse.Frame(
-                        op: entry.op, outcome: outcome, before: before, after: board, caption: History.caption(entry)))
             }
             let cut = frames.count < total
             let ops = cut ? "the last \(frames.count) of \(total) ops" : Output.count(frames.count, "op")
