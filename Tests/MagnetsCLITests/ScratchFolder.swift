@@ -73,15 +73,23 @@ final class Started {
         }
     }
 
-    /// The next line the program prints on stdout, waiting for it; nil once stdout has ended.
-    func line() -> String? {
+    /// The next line the program prints on stdout, waiting for it at most `seconds`; nil once
+    /// stdout has ended, or when no whole line came in time.
+    func line(within seconds: Double = .infinity) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
         while true {
             if let newline = read.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = read[read.startIndex..<newline]
                 read = Data(read[(newline + 1)...])
                 return String(decoding: line, as: UTF8.self)
             }
-            let more = stdout.availableData  // blocks until the program writes or closes its stdout
+            if seconds.isFinite {
+                let left = deadline.timeIntervalSinceNow
+                guard left > 0 else { return nil }
+                var ready = pollfd(fd: stdout.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, Int32(left * 1000) + 1) > 0 else { continue }
+            }
+            let more = stdout.availableData  // the program wrote, or closed its stdout
             if more.isEmpty {
                 guard !read.isEmpty else { return nil }
                 defer { read = Data() }
