@@ -185,16 +185,18 @@ extension BoardFile {
         try read { db in
             let index = try LogIndex.load(db)
             var ops: [Operation] = []
-            var outcomes: [Outcome] = []
             var board = Board()
+            var finder = Conflict.Finder()
+            var found = Conflict.Tally()
             // Conflicts need each op's rejection and passed-over zones, which are not stored:
-            // replay to get them (the same apply road).
+            // replay to get them (the same apply road), each outcome looked at as it comes. The
+            // finder names earlier ops by their place in `ops`.
             try OpLog.forEach(after: nil, withOutcomes: false, db, index: index) { op, _ in
                 ops.append(op)
-                outcomes.append(board.apply(op))
+                finder.add(ops.count - 1, of: ops, board.apply(op), into: &found)
                 return true
             }
-            return Conflict.find(in: ops, outcomes: outcomes)
+            return found.listed
         }
     }
 }
