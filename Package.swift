@@ -212,7 +212,9 @@ let package = Package(
             dependencies: [
                 "MagnetsStore", "magnets", "MagnetsTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            exclude: ["Fixtures", "live_client.py", "cut_proxy.py", "hostile_server.py", "compact_bundle.py"]),
+            exclude: [
+                "Fixtures", "live_client.py", "cut_proxy.py", "hostile_server.py", "compact_bundle.py", "ws_frames.py",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -30,7 +30,6 @@ import hashlib
 import json
 import random
 import socket
-import struct
 import sys
 import threading
 import time
@@ -38,80 +37,38 @@ import time
 # The test leaves no compiled copy of its helper beside it (SwiftPM would warn of the file).
 sys.dont_write_bytecode = True
 import compact_bundle  # noqa: E402
+import ws_frames  # noqa: E402
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
 def read_head(conn):
-    data = b""
-    while b"\r\n\r\n" not in data:
-        more = conn.recv(65536)
-        if not more or len(data) > 65536:
-            raise EOFError
-        data += more
-    head, rest = data.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
+    """The request line, its headers (lower-case names) and a reader of what follows."""
+    reader = ws_frames.Reader(conn)
+    lines = reader.head(limit=65536).decode("latin-1").split("\r\n")
     headers = {}
     for line in lines[1:]:
         if ":" in line:
             name, value = line.split(":", 1)
             headers[name.strip().lower()] = value.strip()
-    return lines[0], headers, rest
-
-
-def frame(opcode, payload):
-    n = len(payload)
-    if n < 126:
-        head = struct.pack("!BB", 0x80 | opcode, n)
-    elif n < 65536:
-        head = struct.pack("!BBH", 0x80 | opcode, 126, n)
-    else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 127, n)
-    return head + payload
+    return lines[0], headers, reader
 
 
 class Peer:
     """The client's side of a WebSocket, as the server reads it (frames masked by the client)."""
 
-    def __init__(self, conn, rest):
-        self.conn, self.buffer = conn, rest
-
-    def read(self, n):
-        while len(self.buffer) < n:
-            more = self.conn.recv(1 << 20)
-            if not more:
-                raise EOFError
-            self.buffer += more
-        data, self.buffer = self.buffer[:n], self.buffer[n:]
-        return data
+    def __init__(self, conn, reader):
+        self.conn, self.reader = conn, reader
 
     def message(self):
         """("text" | "binary", bytes) of the next message; pings answered, a close raises."""
-        parts, kind = [], None
-        while True:
-            first, second = self.read(2)
-            opcode, n = first & 0x0F, second & 0x7F
-            if n == 126:
-                (n,) = struct.unpack("!H", self.read(2))
-            elif n == 127:
-                (n,) = struct.unpack("!Q", self.read(8))
-            mask = self.read(4) if second & 0x80 else b"\0\0\0\0"
-            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.read(n)))
-            if opcode == 8:
-                raise EOFError
-            if opcode == 9:
-                self.send(10, payload)
-                continue
-            if opcode == 10:
-                continue
-            if opcode in (1, 2):
-                kind = "text" if opcode == 1 else "binary"
-            parts.append(payload)
-            if first & 0x80:
-                return kind, b"".join(parts)
+        kind, data = self.reader.message(self.send)
+        if kind == "close":
+            raise EOFError
+        return kind, data
 
     def send(self, opcode, payload):
-        self.conn.sendall(frame(opcode, payload))
+        self.conn.sendall(ws_frames.frame(opcode, payload))
 
     def json(self, obj):
         self.send(1, json.dumps(obj).encode())
@@ -145,13 +102,13 @@ class Peer:
         return json.loads(part) if kind == "text" else {}
 
 
-def upgrade(conn, headers, rest):
+def upgrade(conn, headers, reader):
     accept = base64.b64encode(hashlib.sha1(headers.get("sec-websocket-key", "").encode() + GUID).digest())
     conn.sendall(
         b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         b"Sec-WebSocket-Accept: " + accept + b"\r\n\r\n"
     )
-    return Peer(conn, rest)
+    return Peer(conn, reader)
 
 
 def forever():
@@ -161,7 +118,7 @@ def forever():
 
 def fixed(conn, mode, interval):
     """One connection in one of the fixed modes."""
-    _, headers, rest = read_head(conn)
+    _, headers, reader = read_head(conn)
     if mode == "silent":
         forever()
     websocket = headers.get("upgrade", "").lower() == "websocket"
@@ -177,7 +134,7 @@ def fixed(conn, mode, interval):
         chunk = b"x" * (1 << 20)
         while True:
             conn.sendall(chunk)
-    peer = upgrade(conn, headers, rest)
+    peer = upgrade(conn, headers, reader)
     if mode == "taken":
         while True:
             peer.json({"type": "taken", "entries": []})
@@ -283,7 +240,7 @@ def seeded(conn, rng, bundle, interval):
     behaviour = rng.choice(modes + ["honest"] * 3 + ["mutated"] * 6 + ["lying"] * 4 + ["cut"] * 2)
     if behaviour in modes:
         return fixed(conn, behaviour, interval)
-    request, headers, rest = read_head(conn)
+    request, headers, reader = read_head(conn)
     body = bundle if behaviour == "honest" else mutate(bundle, rng)
     if headers.get("upgrade", "").lower() != "websocket":
         if behaviour == "cut":
@@ -295,7 +252,7 @@ def seeded(conn, rng, bundle, interval):
             body = description
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         return
-    peer = upgrade(conn, headers, rest)
+    peer = upgrade(conn, headers, reader)
     board, clock = peer.hello()
     steps = ["hello", "bundle", "checked", "done"]
     stop = rng.choice(steps) if behaviour in ("cut", "lying") else None

@@ -30,6 +30,7 @@ import time
 # The test leaves no compiled copy of its helper beside it (SwiftPM would warn of the file).
 sys.dont_write_bytecode = True
 import compact_bundle  # noqa: E402
+import ws_frames  # noqa: E402
 
 
 class Closed(Exception):
@@ -46,36 +47,11 @@ class WebSocket:
             f"Authorization: Bearer {token}\r\n\r\n"
         )
         self.sock.sendall(head.encode())
-        self.buffer = b""
-        while b"\r\n\r\n" not in self.buffer:
-            more = self.sock.recv(65536)
-            if not more:
-                raise Closed("closed during the upgrade")
-            self.buffer += more
-        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        self.status = int(head.split(b" ")[1])
-
-    def _read(self, n):
-        while len(self.buffer) < n:
-            more = self.sock.recv(1 << 20)
-            if not more:
-                raise Closed("closed")
-            self.buffer += more
-        data, self.buffer = self.buffer[:n], self.buffer[n:]
-        return data
+        self.reader = ws_frames.Reader(self.sock, closed=Closed)
+        self.status = int(self.reader.head().split(b" ")[1])
 
     def send_frame(self, opcode, payload, fin=True):
-        first = (0x80 if fin else 0) | opcode
-        mask = os.urandom(4)
-        n = len(payload)
-        if n < 126:
-            head = struct.pack("!BB", first, 0x80 | n)
-        elif n < 65536:
-            head = struct.pack("!BBH", first, 0x80 | 126, n)
-        else:
-            head = struct.pack("!BBQ", first, 0x80 | 127, n)
-        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload)) if n < 1 << 16 else _mask(payload, mask)
-        self.sock.sendall(head + mask + masked)
+        self.sock.sendall(ws_frames.frame(opcode, payload, fin=fin, masked=True))
 
     def send_json(self, obj):
         self.send_frame(1, json.dumps(obj).encode())
@@ -88,28 +64,8 @@ class WebSocket:
 
     def receive(self):
         """The next message: ("text", str), ("binary", bytes) or ("close", code)."""
-        parts, kind = [], None
-        while True:
-            first, second = self._read(2)
-            opcode, n = first & 0x0F, second & 0x7F
-            if n == 126:
-                (n,) = struct.unpack("!H", self._read(2))
-            elif n == 127:
-                (n,) = struct.unpack("!Q", self._read(8))
-            payload = self._read(n)
-            if opcode == 8:
-                return ("close", struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None)
-            if opcode == 9:
-                self.send_frame(10, payload)
-                continue
-            if opcode == 10:
-                continue
-            if opcode in (1, 2):
-                kind = "text" if opcode == 1 else "binary"
-            parts.append(payload)
-            if first & 0x80:
-                data = b"".join(parts)
-                return (kind, data.decode() if kind == "text" else data)
+        kind, data = self.reader.message(self.send_frame)
+        return kind, data.decode() if kind == "text" else data
 
     def receive_json(self):
         kind, data = self.receive()
@@ -165,11 +121,6 @@ def receive_compact(ws):
         at = 1
         ops += varint()
     return {"board": board, "clock": clock, "ops": count}, ops
-
-
-def _mask(payload, mask):
-    big = (mask * (len(payload) // 4 + 1))[: len(payload)]
-    return (int.from_bytes(payload, "big") ^ int.from_bytes(big, "big")).to_bytes(len(payload), "big")
 
 
 def until_close(ws):
