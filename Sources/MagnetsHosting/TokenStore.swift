@@ -114,7 +114,9 @@ public final class TokenStore: Sendable {
             try Row.fetchAll(
                 db, sql: "SELECT prefix, board, read_only, label, created FROM token ORDER BY board, created, prefix"
             ).map { row in
-                Listed(prefix: row[0], board: row[1], readOnly: row[2], label: row[3], created: row[4])
+                try Listed(
+                    prefix: row.decode(atIndex: 0), board: row.decode(atIndex: 1), readOnly: row.decode(atIndex: 2),
+                    label: row.decode(atIndex: 3), created: row.decode(atIndex: 4))
             }
         }
     }
@@ -127,7 +129,14 @@ public final class TokenStore: Sendable {
         let rows = try db.read { db in
             try Row.fetchAll(db, sql: "SELECT hash, board, read_only FROM token WHERE prefix = ?", arguments: [prefix])
         }
-        return Self.match(token, rows.map { row in (Array(row[0] as Data), Grant(board: row[1], readOnly: row[2])) })
+        return Self.match(
+            token,
+            try rows.map { row in
+                try (
+                    Array(row.decode(Data.self, atIndex: 0)),
+                    Grant(board: row.decode(atIndex: 1), readOnly: row.decode(atIndex: 2))
+                )
+            })
     }
 
     /// A new token: the scheme and 192 random bits in hex.

@@ -208,8 +208,19 @@ enum Verification {
         }
         for position in checkpoints.keys.sorted() { note("checkpoint at op \(position) should not exist") }
 
-        let (current, count) = try BoardState.loadState(db, index: index)
-        if count != position { note("the board row counts \(count) ops, the log holds \(position)") }
+        // The stored board as the commands read it. One that cannot be read at all (a damaged
+        // row in a derived table) is a problem the repair mends, as one that differs is.
+        let current: Board
+        do {
+            let (stored, count) = try BoardState.loadState(db, index: index)
+            if count != position { note("the board row counts \(count) ops, the log holds \(position)") }
+            current = stored
+        } catch let error as DatabaseError {
+            throw error
+        } catch {
+            note("the stored board cannot be read (\(BoardFile.describe(error)))")
+            return CheckReport(ops: position, problems: problems)
+        }
         if current != board {
             for id in Set(current.magnets.keys).union(board.magnets.keys).sorted()
             where current.magnets[id] != board.magnets[id] {

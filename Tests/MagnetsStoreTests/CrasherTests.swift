@@ -34,4 +34,19 @@ struct CrasherTests {
         } catch is StoreError {}
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == before)
     }
+
+    @Test("a derived table with a row that cannot be read: check names it, and the repair rebuilds the board")
+    func unreadableDerivedRow() throws {
+        let scratch = TemporaryFolder()
+        let copy = scratch.url.appendingPathComponent("change-null-subject.magnets").path
+        try FileManager.default.copyItem(
+            atPath: Self.folder.appendingPathComponent("change-null-subject.magnets").path, toPath: copy)
+        let file = try BoardFile.open(copy)
+        defer { try? file.close() }
+        #expect(throws: (any Error).self) { try file.current() }
+        let found = try file.check()
+        #expect(found.problems.contains { $0.hasPrefix("the stored board cannot be read") }, "\(found.problems)")
+        try file.repair()
+        #expect(try file.current().board.exists == false)
+    }
 }

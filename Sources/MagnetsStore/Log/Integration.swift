@@ -43,7 +43,10 @@ enum Integration {
         _ fresh: [Operation], from given: Start? = nil, current: (board: Board, ops: Int)? = nil,
         interval: Int, _ db: Database, index: inout LogIndex, recent: inout RecentStarts?
     ) throws -> Board {
-        let (currentBoard, currentCount) = try current ?? recent?.current ?? BoardState.loadState(db, index: index)
+        // From a given start the board is written whole, so the stored one is not read: a
+        // repair's may be unreadable.
+        let (currentBoard, currentCount) =
+            try current ?? recent?.current ?? (given == nil ? BoardState.loadState(db, index: index) : (Board(), 0))
         let start: Start
         let replaysHeld: Bool
         if let given {

@@ -363,8 +363,9 @@ struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     init(row: Row) throws {
-        subject = row[0]
-        record = [UInt8]((row[1] as Data?) ?? Data())
+        // Decoded with `try`: a damaged file may hold anything here, which must be an error.
+        subject = try row.decode(atIndex: 0)
+        record = [UInt8](try row.decode(Data?.self, atIndex: 1) ?? Data())
     }
 
     func encode(to container: inout PersistenceContainer) throws {
