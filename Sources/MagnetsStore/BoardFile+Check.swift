@@ -31,9 +31,20 @@ extension BoardFile {
     @discardableResult
     public func repair() throws -> CheckReport {
         try write { db in
+            // Labels only number the names that outcomes hold: when one cannot be read, the
+            // labels and the outcomes go, and the rebuild below numbers and writes them anew.
+            var cleared: [String] = []
+            do {
+                _ = try LabelRecord.fetchAll(db)
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                try db.execute(sql: "DELETE FROM label; DELETE FROM outcome_page")
+                cleared.append("a row of table 'label' cannot be read")
+            }
             let found = try Verification.verify(db, interval: checkpointInterval)
             let (removed, count) = try Verification.rebuild(db, interval: checkpointInterval)
-            return CheckReport(ops: count, problems: found.problems, removed: removed)
+            return CheckReport(ops: count, problems: cleared + found.problems, removed: removed)
         }
     }
 }
@@ -247,9 +258,12 @@ enum Verification {
     ) throws -> (removed: [OpID], ops: Int) {
         if removingBrokenOps {
             // Rows no replay reads: Lamport numbers below 1, replicas the file does not know.
-            try db.execute(
-                sql: "DELETE FROM op WHERE id < ? OR id & 65535 NOT IN (SELECT id FROM replica)",
-                arguments: [OpKey(lamport: 1, replica: 0).rawValue])
+            // Repeated while it finds some: in a damaged B-tree one pass can miss rows.
+            repeat {
+                try db.execute(
+                    sql: "DELETE FROM op WHERE id < ? OR id & 65535 NOT IN (SELECT id FROM replica)",
+                    arguments: [OpKey(lamport: 1, replica: 0).rawValue])
+            } while db.changesCount > 0
         }
         var index = try LogIndex.load(db)
         let seen = try scan(db, index: index)

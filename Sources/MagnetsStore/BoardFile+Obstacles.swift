@@ -113,11 +113,35 @@ extension BoardFile {
         }
     }
 
+    /// The tables a repair rebuilds from the log (SPEC §5: "derived"). The others hold the log.
+    static let derivedTables: Set<String> = [
+        "board", "magnet", "zone", "boundary", "tile", "change", "checkpoint", "outcome_page", "label",
+    ]
+
+    /// The store's error for a row that cannot be read as its table promises (GRDB's
+    /// `RowDecodingError`, or a `StatementRow.WrongType`), naming the table from the statement
+    /// that read it; `nil` for any other error.
+    static func damagedRow(_ error: Error, _ path: String) -> StoreError? {
+        let sql: String
+        switch error {
+        case let error as RowDecodingError: sql = "\(error)"  // (its text ends with the statement)
+        case let error as StatementRow.WrongType: sql = error.sql
+        default: return nil
+        }
+        guard let match = sql.firstMatch(of: /FROM "?([a-z_]+)"?/) else {
+            return .damaged(path, table: "?", derived: false)
+        }
+        let table = String(match.1)
+        return .damaged(path, table: table, derived: derivedTables.contains(table))
+    }
+
     /// A one-line description of a database error.
     static func describe(_ error: Error) -> String {
         if let error = error as? DatabaseError {
             return error.message ?? "\(error.resultCode)"
         }
+        if case .damaged(_, let table, _)? = damagedRow(error, "") { return "a row of table '\(table)' cannot be read" }
+        if case .mismatch(let what)? = error as? StoreError { return what }
         if let error = error as? StoreError { return error.errorDescription ?? "\(error)" }
         return "\(error)"
     }

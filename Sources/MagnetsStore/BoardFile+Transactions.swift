@@ -35,6 +35,8 @@ extension BoardFile {
         } catch let error as DatabaseError {
             throw BoardFile.classify(error, path, since: started)
                 ?? StoreError.failed("\(path): \(BoardFile.describe(error))")
+        } catch {
+            throw BoardFile.damagedRow(error, path) ?? error
         }
     }
 

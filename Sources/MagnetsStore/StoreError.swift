@@ -29,6 +29,9 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
     case sameReplica(String)
     case badBundle(String)
     case invalidOp(String)
+    /// A row of the file's table `table` cannot be read as the schema promises (a NULL, or a value
+    /// of the wrong type: damage). `derived`: the table is rebuilt from the log by a repair.
+    case damaged(String, table: String, derived: Bool)
     case mismatch(String)
     case failed(String)
 
@@ -76,8 +79,15 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
             return "bundle refused: \(why)"
         case .invalidOp(let why):
             return "the file holds an invalid op: \(why)"
+        case .damaged(let path, let table, derived: true):
+            return
+                "\(path) is damaged: a row of its table '\(table)' cannot be read; that table is derived from the log — 'magnets check --repair' rebuilds it"
+        case .damaged(let path, let table, derived: false):
+            return
+                "\(path) is damaged: a row of its log (table '\(table)') cannot be read, and a log cannot be rebuilt from its own file — clone a copy that has synced with this one"
         case .mismatch(let what):
-            return "derived state does not match the replayed log: \(what) — run 'magnets check --repair'"
+            let hint = what.contains("'magnets check --repair'") ? "" : " — run 'magnets check --repair'"
+            return "derived state does not match the replayed log: \(what)\(hint)"
         case .failed(let what):
             return what
         }

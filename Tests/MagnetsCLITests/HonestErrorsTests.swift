@@ -182,4 +182,27 @@ struct HonestErrorsTests: ScratchSuite {
         #expect(!pull.stderr.contains("not a magnets board"))
         #expect(show.status == 0 && show.stdout.contains("\"alice-4\""), "\(show.stderr)")
     }
+
+    // MARK: - A damaged row
+
+    @Test("a row page damage left NULL: one error line naming its table and what mends it; the repair does")
+    func damagedRow() throws {
+        board("a.magnets")
+        let queue = try DatabaseQueue(path: dir + "/a.magnets")
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(sql: "UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE name = 'magnet'")
+        }
+        try queue.close()
+        try DatabaseQueue(path: dir + "/a.magnets").write { try $0.execute(sql: "UPDATE magnet SET letter = NULL") }
+        let show = magnets("show", "-b", "a.magnets")
+        #expect(show.status == 1)
+        #expect(
+            show.stderr
+                == "error: a.magnets is damaged: a row of its table 'magnet' cannot be read; that table is derived from the log — 'magnets check --repair' rebuilds it\n"
+        )
+        #expect(magnets("check", "--repair", "-b", "a.magnets").status == 0)
+        let after = magnets("show", "--json", "-b", "a.magnets")
+        #expect(after.status == 0 && after.stdout.contains("\"letter\": \"A\""), "\(after.stderr)")
+    }
 }

@@ -1,6 +1,8 @@
 import Foundation
+import GRDB
 import Testing
 
+@testable import MagnetsCore
 @testable import MagnetsStore
 
 /// Inputs the fuzzer (`magnets-fuzz`) once crashed on: each must now end in an error or a valid
@@ -48,5 +50,79 @@ struct CrasherTests {
         #expect(found.problems.contains { $0.hasPrefix("the stored board cannot be read") }, "\(found.problems)")
         try file.repair()
         #expect(try file.current().board.exists == false)
+        // One repair is enough, though one pass of its DELETE misses a row of the damaged B-tree.
+        let after = try file.check()
+        #expect(after.isClean, "\(after.problems)")
+    }
+}
+
+/// Rows that break their table's NOT NULL promise, as page damage leaves them (the fuzzer's
+/// `files` trial met them): every command says which table, and whether a repair can mend it.
+@Suite("Unreadable rows")
+struct UnreadableRowTests: BoardFileMaking {
+    let scratch = TemporaryFolder()
+
+    /// A board whose outcomes name a zone (so the `label` table is in use): 'A' pulled into it.
+    func board() throws -> String {
+        let file = try make()
+        try file.record(author: "alice") { _ in .trayAdd(letter: "A", color: "red", size: .magnetDefault, count: nil) }
+        try file.record(author: "alice") { _ in
+            .zoneAdd(Zone(name: "slot", rect: Rect(x: 50, y: 50, width: 100, height: 100)))
+        }
+        try file.record(author: "alice") { _ in .pull(letter: "A", color: "red", target: .point(Point(x: 90, y: 90))) }
+        let path = file.path
+        try file.close()
+        return path
+    }
+
+    /// Runs `damage` on the file after dropping the NOT NULL constraints of `table` from its schema.
+    func damage(_ path: String, table: String, _ sql: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(
+                sql: "UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE name = ?", arguments: [table])
+        }
+        try queue.close()
+        try DatabaseQueue(path: path).write { try $0.execute(sql: sql) }
+    }
+
+    func history(_ file: BoardFile) throws -> [String] {
+        var lines: [String] = []
+        try file.history { lines.append("\($0.position) \($0.op.id) \($0.events)") }
+        return lines
+    }
+
+    @Test(
+        "a derived table's unreadable row: said as such, and one repair gives back the board and its history",
+        arguments: [("magnet", "UPDATE magnet SET letter = NULL"), ("label", "UPDATE label SET name = NULL")])
+    func derived(table: String, sql: String) throws {
+        let path = try board()
+        let before = try BoardFile.open(path)
+        let (board, lines) = (try before.current().board, try history(before))
+        #expect(lines.contains { $0.contains("slot") })
+        try before.close()
+        try damage(path, table: table, sql)
+        let file = try BoardFile.open(path)
+        defer { try? file.close() }
+        #expect(throws: StoreError.damaged(path, table: table, derived: true)) { try file.current() }
+        try file.repair()
+        #expect(try file.check().isClean)
+        #expect(try file.current().board == board)
+        #expect(try history(file) == lines)
+    }
+
+    @Test(
+        "a log table's unreadable row: said as such; the repair refuses and leaves the file as it was",
+        arguments: [("author", "UPDATE author SET name = NULL"), ("op", "UPDATE op SET kind = NULL")])
+    func log(table: String, sql: String) throws {
+        let path = try board()
+        try damage(path, table: table, sql)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let file = try BoardFile.open(path)
+        #expect(throws: StoreError.damaged(path, table: table, derived: false)) { try file.check() }
+        #expect(throws: StoreError.damaged(path, table: table, derived: false)) { try file.repair() }
+        try file.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
 }

@@ -82,14 +82,21 @@ struct FastStatement {
 struct StatementRow {
     let handle: OpaquePointer
 
+    /// A value whose storage class the column's reader does not take: a damaged row.
     struct WrongType: Error, CustomStringConvertible {
         var column: Int32
+        /// The statement that read it, which names its table.
+        var sql: String
         var description: String { "column \(column) holds a value of the wrong type" }
+    }
+
+    private func wrongType(_ column: Int32) -> WrongType {
+        WrongType(column: column, sql: sqlite3_sql(handle).map { String(cString: $0) } ?? "")
     }
 
     func integer(_ column: Int32) throws -> Int64 {
         let value = sqlite3_column_value(handle, column)
-        guard sqlite3_value_type(value) == SQLITE_INTEGER else { throw WrongType(column: column) }
+        guard sqlite3_value_type(value) == SQLITE_INTEGER else { throw wrongType(column) }
         return sqlite3_value_int64(value)
     }
 
@@ -98,7 +105,7 @@ struct StatementRow {
         switch sqlite3_value_type(value) {
         case SQLITE_NULL: return nil
         case SQLITE_INTEGER: return sqlite3_value_int64(value)
-        default: throw WrongType(column: column)
+        default: throw wrongType(column)
         }
     }
 
@@ -107,7 +114,7 @@ struct StatementRow {
         switch sqlite3_value_type(value) {
         case SQLITE_NULL: return nil
         case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_value_double(value)
-        default: throw WrongType(column: column)
+        default: throw wrongType(column)
         }
     }
 
@@ -119,7 +126,7 @@ struct StatementRow {
             guard let text = sqlite3_value_text(value) else { return nil }
             let count = Int(sqlite3_value_bytes(value))
             return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
-        default: throw WrongType(column: column)
+        default: throw wrongType(column)
         }
     }
 }
