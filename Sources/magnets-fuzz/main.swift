@@ -8,7 +8,7 @@ import MagnetsStore
 // change to a file that an operation refused.
 //
 //   magnets-fuzz bundles N [SEED]   parse N mutated bundles (and import every 100th into a board)
-//   magnets-fuzz files N [SEED]     open, read, check and write N mutated board files
+//   magnets-fuzz files N [SEED]     open, read, check, write, sync and repair N mutated board files
 //   magnets-fuzz lamport N [SEED]   Lamport numbers and clocks rewritten in bundles and files,
 //                                   judged against the rule of SPEC §4 (LamportFuzz.swift)
 //   magnets-fuzz server-kill|client-kill|slow-clients|http N [SEED]
@@ -301,6 +301,8 @@ let crafted: [String] = [
     var wrote = 0
     var synced = 0
     var syncRefused = 0
+    var repaired = 0
+    var repairRefused = 0
     let start = Date()
     for i in 0..<n {
         for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) }
@@ -383,6 +385,24 @@ let crafted: [String] = [
                 }
                 try? other.close()
             }
+            // A file `check` finds damaged: one repair leaves it clean, or is refused and
+            // changes nothing.
+            if let report = try? file.check(), !report.isClean {
+                let damaged = fileBytes(path)
+                do {
+                    try file.repair()
+                    let after = try? file.check()
+                    guard after?.isClean == true else {
+                        fatalError("one repair left the file unclean: \(after?.problems ?? []) (input saved)")
+                    }
+                    repaired += 1
+                } catch {
+                    guard fileBytes(path) == damaged else {
+                        fatalError("a refused repair changed the file (input saved)")
+                    }
+                    repairRefused += 1
+                }
+            }
             try? file.close()
         } catch is StoreError {
             refused += 1
@@ -395,7 +415,9 @@ let crafted: [String] = [
     print(
         "files: \(n) mutated board files (seed \(seed)) in \(String(format: "%.1f", seconds)) s: \(refused) refused at open, \(opened) opened "
             + "(\(clean) checked clean, \(unclean) found damaged by check, \(wrote) accepted a write; \(synced + syncRefused) synced "
-            + "with a partner: \(synced) clean, \(syncRefused) refused); 0 crashes, 0 changes by a refused command")
+            + "with a partner: \(synced) clean, \(syncRefused) refused; \(repaired + repairRefused) found damaged at the end: "
+            + "\(repaired) clean after one repair, \(repairRefused) refused); 0 crashes, 0 changes by a refused command"
+    )
 }
 
 switch arguments[0] {

@@ -81,14 +81,16 @@ enum BoardState {
     ///
     /// - Complexity: O(magnets + zones + boundaries + tiles) comparisons; writes only changed rows.
     static func saveState(_ new: Board, replacing old: Board?, ops: Int, _ db: Database, index: inout LogIndex) throws {
-        try BoardRecord(board: new, ops: ops).insert(db, onConflict: .replace)
         if old == nil {
-            for table in [MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self, ChangeRecord.self]
-                as [any TableRecord.Type]
-            {
+            // Every row goes, the board's too: a damaged file can hold rows that no key replaces.
+            for table in [
+                BoardRecord.self, MagnetRecord.self, ZoneRecord.self, BoundaryRecord.self, TileRecord.self,
+                ChangeRecord.self,
+            ] as [any TableRecord.Type] {
                 try table.deleteAll(db)
             }
         }
+        try BoardRecord(board: new, ops: ops).insert(db, onConflict: .replace)
         for (id, magnet) in new.magnets where old?.magnets[id] != magnet {
             try MagnetRecord(magnet, id: LocalMagnetID.make(replica: try index.replicaID(id.replica, db), seq: id.seq))
                 .insert(db, onConflict: .replace)
