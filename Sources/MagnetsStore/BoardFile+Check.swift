@@ -11,6 +11,9 @@ public struct CheckReport: Sendable {
     /// Ops a repair took out of the log: those that break the Lamport rule (SPEC §4) and every
     /// op that depends on them.
     public var removed: [OpID] = []
+    /// After a repair: the damage SQLite still finds in the file's pages once they were
+    /// rewritten (empty when the repair left the file sound).
+    public var remaining: [String] = []
     public var isClean: Bool { problems.isEmpty }
 }
 
@@ -22,18 +25,60 @@ extension BoardFile {
     ///
     /// - Complexity: O(n) in the log's length; memory O(n) words (each op's Lamport number).
     public func check() throws -> CheckReport {
-        try read { db in try Verification.verify(db, interval: checkpointInterval) }
+        let damage = try integrityProblems()
+        var report = try read { db in try Verification.verify(db, interval: checkpointInterval) }
+        report.problems = damage + report.problems
+        return report
     }
 
     /// Rebuilds every derived table from the log, in one transaction, after taking out of the
     /// log any op that breaks the Lamport rule and every op that depends on it (they cannot be
     /// replayed in a causal order; copies of the board that hold them need the same repair).
+    /// Indexes SQLite finds damaged are rebuilt from their tables first.
+    /// Damage SQLite still finds after that (in pages, not rows) is mended by rewriting every
+    /// page from what reads (`VACUUM`); what even that leaves is in the report's `remaining`.
     @discardableResult
     public func repair() throws -> CheckReport {
-        try write { db in
+        var report = try rebuild()
+        guard try !integrityProblems().isEmpty else { return report }
+        do {
+            try mapErrors { try db.writeWithoutTransaction { try $0.execute(sql: "VACUUM") } }
+            report.remaining = try integrityProblems()
+        } catch {
+            // (The rebuild above has landed; only the rewrite failed.)
+            report.remaining = ["the file's pages could not be rewritten: \(BoardFile.describe(error))"]
+        }
+        return report
+    }
+
+    /// SQLite's own check of the file, in no transaction: on a malformed file it can fail part
+    /// way, and a transaction around it would then fail to end, where a look row by row still
+    /// reads the file.
+    private func integrityProblems() throws -> [String] {
+        try mapErrors {
+            try db.inDatabase { db in
+                do {
+                    return try Verification.integrityProblems(db)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+                    return ["SQLite finds the file damaged: \(error.message ?? "database disk image is malformed")"]
+                }
+            }
+        }
+    }
+
+    private func rebuild() throws -> CheckReport {
+        let damage = try integrityProblems()
+        return try write { db in
             // Labels only number the names that outcomes hold: when one cannot be read, the
             // labels and the outcomes go, and the rebuild below numbers and writes them anew.
-            var cleared: [String] = []
+            // Every index rebuilt from its table, before anything is looked up through one.
+            var cleared = damage
+            do {
+                if !damage.isEmpty { try db.execute(sql: "REINDEX") }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT && db.isInsideTransaction {
+                // A table too damaged to index whole: its rows are judged one by one below, and
+                // the pages rewritten after.
+            }
             do {
                 _ = try LabelRecord.fetchAll(db)
             } catch let error as DatabaseError {
@@ -44,7 +89,8 @@ extension BoardFile {
             }
             let found = try Verification.verify(db, interval: checkpointInterval)
             let (removed, count) = try Verification.rebuild(db, interval: checkpointInterval)
-            return CheckReport(ops: count, problems: cleared + found.problems, removed: removed)
+            return CheckReport(
+                ops: count, problems: cleared + found.problems.filter { !cleared.contains($0) }, removed: removed)
         }
     }
 }
@@ -134,10 +180,19 @@ enum Verification {
         return nil
     }
 
+    /// What SQLite's own check finds wrong with the file (its first 20 findings): pages, and
+    /// indexes that disagree with their tables, which make lookups by key miss rows that a scan
+    /// of the table finds.
+    static func integrityProblems(_ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "PRAGMA integrity_check(20)").filter { $0 != "ok" }.map {
+            "SQLite finds the file damaged: " + $0.split(whereSeparator: \.isNewline).joined(separator: " ")
+        }
+    }
+
     static func verify(_ db: Database, interval: Int) throws -> CheckReport {
-        var index = try LogIndex.load(db)
         var problems: [String] = []
         func note(_ p: String) { if problems.count < 50 { problems.append(p) } }
+        var index = try LogIndex.load(db)
         let seen = try scan(db, index: index)
 
         // Replay, comparing each op's Lamport number, its outcome and the checkpoints as they come.

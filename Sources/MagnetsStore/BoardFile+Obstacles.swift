@@ -95,6 +95,8 @@ extension BoardFile {
             return .locked(path, waited: Date().timeIntervalSince(started), holder: lockHolder(path))
         case .SQLITE_FULL:
             return .diskFull(path)
+        case .SQLITE_CORRUPT:
+            return .malformed(path)
         case .SQLITE_READONLY:
             return .readOnly(
                 path, why: writeProblem(path, needsNewFiles: true) ?? "SQLite could open it only for reading")

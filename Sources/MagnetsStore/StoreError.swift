@@ -32,6 +32,8 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
     /// A row of the file's table `table` cannot be read as the schema promises (a NULL, or a value
     /// of the wrong type: damage). `derived`: the table is rebuilt from the log by a repair.
     case damaged(String, table: String, derived: Bool)
+    /// SQLITE_CORRUPT: SQLite finds the file's pages malformed where it reads or writes them.
+    case malformed(String)
     case mismatch(String)
     case failed(String)
 
@@ -85,6 +87,9 @@ public enum StoreError: LocalizedError, Equatable, Sendable {
         case .damaged(let path, let table, derived: false):
             return
                 "\(path) is damaged: a row of its log (table '\(table)') cannot be read, and a log cannot be rebuilt from its own file — clone a copy that has synced with this one"
+        case .malformed(let path):
+            return
+                "\(path) is damaged: SQLite finds its pages malformed; 'magnets check' says where, and a copy that has synced with it can be cloned"
         case .mismatch(let what):
             let hint = what.contains("'magnets check --repair'") ? "" : " — run 'magnets check --repair'"
             return "derived state does not match the replayed log: \(what)\(hint)"

@@ -20,11 +20,11 @@ extension Magnets {
             if options.json {
                 Output.json(
                     .object([
-                        ("ops", .int(report.ops)), ("clean", .bool(report.isClean || repair)),
+                        ("ops", .int(report.ops)), ("clean", .bool(repair ? report.remaining.isEmpty : report.isClean)),
                         ("problems", .array(report.problems.map(JSONValue.string))), ("repaired", .bool(repair)),
                         ("removed", .array(report.removed.map { .string($0.description) })),
                     ]))
-                if !report.isClean && !repair { throw ExitCode(1) }
+                if repair ? !report.remaining.isEmpty : !report.isClean { throw ExitCode(1) }
                 return
             }
             if repair {
@@ -39,6 +39,12 @@ extension Magnets {
                             + "one that did): " + report.removed.map(\.description).joined(separator: ", "))
                     print(
                         "copies of this board that hold them need 'magnets check --repair' too before they sync with it"
+                    )
+                }
+                if let first = report.remaining.first {
+                    throw StoreError.failed(
+                        "\(first)\(report.remaining.count > 1 ? " (and \(report.remaining.count - 1) more)" : "") — "
+                            + "the board is rebuilt, but its file stays damaged: copy it into a new file with 'magnets clone'"
                     )
                 }
                 return
