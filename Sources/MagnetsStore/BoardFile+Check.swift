@@ -34,35 +34,54 @@ extension BoardFile {
     /// Rebuilds every derived table from the log, in one transaction, after taking out of the
     /// log any op that breaks the Lamport rule and every op that depends on it (they cannot be
     /// replayed in a causal order; copies of the board that hold them need the same repair).
-    /// Indexes SQLite finds damaged are rebuilt from their tables first.
-    /// Damage SQLite still finds after that (in pages, not rows) is mended by rewriting every
-    /// page from what reads (`VACUUM`); what even that leaves is in the report's `remaining`.
+    /// Damage SQLite finds in the file's pages or indexes after that, or that keeps the rebuild
+    /// from writing, is mended by rewriting every page from what reads (`VACUUM`) and rebuilding
+    /// again; what even that leaves is in the report's `remaining`.
     @discardableResult
     public func repair() throws -> CheckReport {
-        var report = try rebuild()
-        guard try !integrityProblems().isEmpty else { return report }
+        var first: CheckReport?
         do {
-            try mapErrors { try db.writeWithoutTransaction { try $0.execute(sql: "VACUUM") } }
-            report.remaining = try integrityProblems()
+            first = try rebuild()
+            if try integrityProblems().isEmpty { return first! }
+        } catch StoreError.malformed {}
+        // Damage SQLite finds in the pages or indexes (a rebuild cannot write around it, or it
+        // left it): every page rewritten from what reads (all or nothing), then the derived
+        // tables rebuilt again. After a rebuild that landed, the indexes are rebuilt from their
+        // tables first (`VACUUM` copies an index's entries as they are; a table too damaged to
+        // index fails it, and changes nothing); a repair that may yet be refused does not.
+        do {
+            try mapErrors {
+                try db.writeWithoutTransaction { db in
+                    if first != nil { try? db.execute(sql: "REINDEX") }
+                    try db.execute(sql: "VACUUM")
+                }
+            }
         } catch {
+            guard var report = first else { throw error }
             // (The rebuild above has landed; only the rewrite failed.)
             report.remaining = ["the file's pages could not be rewritten: \(BoardFile.describe(error))"]
+            return report
         }
+        var report = try rebuild()
+        if let first { report.problems = first.problems + report.problems.filter { !first.problems.contains($0) } }
+        report.remaining = try integrityProblems()
         return report
     }
 
-    /// SQLite's own check of the file, in no transaction: on a malformed file it can fail part
-    /// way, and a transaction around it would then fail to end, where a look row by row still
-    /// reads the file.
+    /// SQLite's own check of the file, on a read-only connection of its own, opened as the
+    /// file's was: on a malformed file the check can fail part way and leave its connection
+    /// failing where the file's own still reads and writes what it can.
     private func integrityProblems() throws -> [String] {
-        try mapErrors {
-            try db.inDatabase { db in
-                do {
-                    return try Verification.integrityProblems(db)
-                } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
-                    return ["SQLite finds the file damaged: \(error.message ?? "database disk image is malformed")"]
-                }
-            }
+        do {
+            var configuration = BoardFile.configuration()
+            configuration.readonly = true
+            let connection = try DatabaseQueue(path: db.path, configuration: configuration)
+            defer { try? connection.close() }
+            return try connection.inDatabase(Verification.integrityProblems)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+            return ["SQLite finds the file damaged: \(error.message ?? "database disk image is malformed")"]
+        } catch {
+            throw BoardFile.classify(error, path, since: Date()) ?? error
         }
     }
 
@@ -71,26 +90,19 @@ extension BoardFile {
         return try write { db in
             // Labels only number the names that outcomes hold: when one cannot be read, the
             // labels and the outcomes go, and the rebuild below numbers and writes them anew.
-            // Every index rebuilt from its table, before anything is looked up through one.
-            var cleared = damage
-            do {
-                if !damage.isEmpty { try db.execute(sql: "REINDEX") }
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT && db.isInsideTransaction {
-                // A table too damaged to index whole: its rows are judged one by one below, and
-                // the pages rewritten after.
-            }
+            var noted = damage
             do {
                 _ = try LabelRecord.fetchAll(db)
             } catch let error as DatabaseError {
                 throw error
             } catch {
                 try db.execute(sql: "DELETE FROM label; DELETE FROM outcome_page")
-                cleared.append("a row of table 'label' cannot be read")
+                noted.append("a row of table 'label' cannot be read")
             }
             let found = try Verification.verify(db, interval: checkpointInterval)
             let (removed, count) = try Verification.rebuild(db, interval: checkpointInterval)
             return CheckReport(
-                ops: count, problems: cleared + found.problems.filter { !cleared.contains($0) }, removed: removed)
+                ops: count, problems: noted + found.problems.filter { !noted.contains($0) }, removed: removed)
         }
     }
 }
