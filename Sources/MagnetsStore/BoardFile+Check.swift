@@ -59,7 +59,11 @@ extension BoardFile {
         } catch {
             guard var report = first else { throw error }
             // (The rebuild above has landed; only the rewrite failed.)
-            report.remaining = ["the file's pages could not be rewritten: \(BoardFile.describe(error))"]
+            report.remaining = [
+                "the file's pages could not be rewritten ("
+                    + (error as? StoreError == .malformed(path)
+                        ? "SQLite finds them malformed" : BoardFile.describe(error)) + ")"
+            ]
             return report
         }
         var report = try rebuild()

@@ -386,8 +386,8 @@ let crafted: [String] = [
                 }
                 try? other.close()
             }
-            // A file `check` finds damaged: one repair leaves it clean, or is refused and
-            // changes nothing.
+            // A file `check` finds damaged: one repair leaves it clean, or says what damage in
+            // its pages remains, or is refused and changes nothing.
             if let report = try? file.check(), !report.isClean {
                 let damaged = fileBytes(path)
                 do {
@@ -397,15 +397,15 @@ let crafted: [String] = [
                         // Damage in the file's pages that even their rewrite left: said, and
                         // still found by check.
                         guard after?.isClean != true else {
-                            fatalError("a repair said damage remains, check finds none")
+                            fatalError("a repair said damage remains, check finds none (input saved)")
                         }
                         pagesDamaged += 1
-                        continue
+                    } else {
+                        guard after?.isClean == true else {
+                            fatalError("one repair left the file unclean: \(after?.problems ?? []) (input saved)")
+                        }
+                        repaired += 1
                     }
-                    guard after?.isClean == true else {
-                        fatalError("one repair left the file unclean: \(after?.problems ?? []) (input saved)")
-                    }
-                    repaired += 1
                 } catch {
                     guard fileBytes(path) == damaged else {
                         fatalError("a refused repair changed the file (input saved)")

@@ -100,6 +100,21 @@ struct DamagedPageTests {
         #expect(after.isClean, "\(after.problems)")
         #expect(try file.current().clock["alice"] == ops + 1)
     }
+
+    @Test("pages too malformed to rewrite: the repair rebuilds the board, says what remains, and check still says it")
+    func malformedPages() throws {
+        let scratch = TemporaryFolder()
+        let copy = scratch.url.appendingPathComponent("pages-malformed.magnets").path
+        try FileManager.default.copyItem(
+            atPath: CrasherTests.folder.appendingPathComponent("pages-malformed.magnets").path, toPath: copy)
+        let file = try BoardFile.open(copy)
+        defer { try? file.close() }
+        let report = try file.repair()
+        #expect(report.remaining == ["the file's pages could not be rewritten (SQLite finds them malformed)"])
+        #expect(try file.current().opCount == 5)
+        let after = try file.check()
+        #expect(after.problems == ["SQLite finds the file damaged: database disk image is malformed"])
+    }
 }
 
 /// Rows that break their table's NOT NULL promise, as page damage leaves them (the fuzzer's

@@ -44,7 +44,7 @@ extension Magnets {
                 if let first = report.remaining.first {
                     throw StoreError.failed(
                         "\(first)\(report.remaining.count > 1 ? " (and \(report.remaining.count - 1) more)" : "") — "
-                            + "the board is rebuilt, but its file stays damaged: copy it into a new file with 'magnets clone'"
+                            + "the board is rebuilt and reads, but its file stays damaged; clone a copy that has synced with it"
                     )
                 }
                 return
