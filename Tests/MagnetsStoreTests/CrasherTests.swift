@@ -15,6 +15,13 @@ struct CrasherTests {
         (try? FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".magnets") }.sorted())
         ?? []
 
+    /// A copy of the crasher file `name` in `scratch`, opened for writing, and the copy's path.
+    static func open(_ name: String, in scratch: TemporaryFolder) throws -> (BoardFile, String) {
+        let copy = scratch.url.appendingPathComponent(name).path
+        try FileManager.default.copyItem(atPath: folder.appendingPathComponent(name).path, toPath: copy)
+        return (try BoardFile.open(copy), copy)
+    }
+
     @Test("the crasher corpus is there (a missing folder would skip the test below)")
     func corpusPresent() {
         #expect(Self.names.contains("meta-null-keys.magnets"))
@@ -48,9 +55,7 @@ struct CrasherTests {
         ])
     func unreadableDerivedRow(name: String, table: String, ops: Int) throws {
         let scratch = TemporaryFolder()
-        let copy = scratch.url.appendingPathComponent(name).path
-        try FileManager.default.copyItem(atPath: Self.folder.appendingPathComponent(name).path, toPath: copy)
-        let file = try BoardFile.open(copy)
+        let (file, copy) = try Self.open(name, in: scratch)
         defer { try? file.close() }
         #expect(throws: StoreError.damaged(copy, table: table, derived: true)) { try file.current() }
         let found = try file.check()
@@ -81,9 +86,7 @@ struct DamagedPageTests {
         ])
     func damaged(name: String, finding: String, ops: Int) throws {
         let scratch = TemporaryFolder()
-        let copy = scratch.url.appendingPathComponent(name).path
-        try FileManager.default.copyItem(atPath: CrasherTests.folder.appendingPathComponent(name).path, toPath: copy)
-        let file = try BoardFile.open(copy)
+        let (file, _) = try CrasherTests.open(name, in: scratch)
         defer { try? file.close() }
         let found = try file.check()
         #expect(
@@ -104,10 +107,7 @@ struct DamagedPageTests {
     @Test("pages too malformed to rewrite: the repair rebuilds the board, says what remains, and check still says it")
     func malformedPages() throws {
         let scratch = TemporaryFolder()
-        let copy = scratch.url.appendingPathComponent("pages-malformed.magnets").path
-        try FileManager.default.copyItem(
-            atPath: CrasherTests.folder.appendingPathComponent("pages-malformed.magnets").path, toPath: copy)
-        let file = try BoardFile.open(copy)
+        let (file, _) = try CrasherTests.open("pages-malformed.magnets", in: scratch)
         defer { try? file.close() }
         let report = try file.repair()
         #expect(report.remaining == ["the file's pages could not be rewritten (SQLite finds them malformed)"])
