@@ -34,31 +34,29 @@ extension BoardFile {
     /// Rebuilds every derived table from the log, in one transaction, after taking out of the
     /// log any op that breaks the Lamport rule and every op that depends on it (they cannot be
     /// replayed in a causal order; copies of the board that hold them need the same repair).
-    /// Damage SQLite finds in the file's pages or indexes after that, or that keeps the rebuild
-    /// from writing, is mended by rewriting every page from what reads (`VACUUM`) and rebuilding
-    /// again; what even that leaves is in the report's `remaining`.
+    /// Damage SQLite still finds in the file's pages or indexes after that is mended by
+    /// rewriting every page from what reads (`VACUUM`) and rebuilding again; what even that
+    /// leaves is in the report's `remaining`.
     @discardableResult
     public func repair() throws -> CheckReport {
-        var first: CheckReport?
-        do {
-            first = try rebuild()
-            if try integrityProblems().isEmpty { return first! }
-        } catch StoreError.malformed {}
-        // Damage SQLite finds in the pages or indexes (a rebuild cannot write around it, or it
-        // left it): every page rewritten from what reads (all or nothing), then the derived
-        // tables rebuilt again. After a rebuild that landed, the indexes are rebuilt from their
-        // tables first (`VACUUM` copies an index's entries as they are; a table too damaged to
-        // index fails it, and changes nothing); a repair that may yet be refused does not.
+        // A rebuild that cannot be written is refused, the file as it was: a rewrite of its pages
+        // would change it, so none is tried then.
+        let first = try rebuild()
+        if try integrityProblems().isEmpty { return first }
+        // Damage SQLite still finds in the pages or indexes: every index rebuilt from its table
+        // (`VACUUM` copies an index's entries as they are; a table too damaged to index fails
+        // it, and changes nothing), every page rewritten from what reads (all or nothing), then
+        // the derived tables rebuilt again. The first rebuild has landed: from here on the
+        // repair has written, so what fails is said in `remaining`, not thrown.
+        var report = first
         do {
             try mapErrors {
                 try db.writeWithoutTransaction { db in
-                    if first != nil { try? db.execute(sql: "REINDEX") }
+                    try? db.execute(sql: "REINDEX")
                     try db.execute(sql: "VACUUM")
                 }
             }
         } catch {
-            guard var report = first else { throw error }
-            // (The rebuild above has landed; only the rewrite failed.)
             report.remaining = [
                 "the file's pages could not be rewritten ("
                     + (error as? StoreError == .malformed(path)
@@ -66,8 +64,15 @@ extension BoardFile {
             ]
             return report
         }
-        var report = try rebuild()
-        if let first { report.problems = first.problems + report.problems.filter { !first.problems.contains($0) } }
+        do {
+            let again = try rebuild()
+            report.problems += again.problems.filter { !first.problems.contains($0) }
+            report.removed = again.removed
+            report.ops = again.ops
+        } catch {
+            report.remaining = ["the rebuild after the pages were rewritten failed (\(BoardFile.describe(error)))"]
+            return report
+        }
         report.remaining = try integrityProblems()
         return report
     }
